@@ -1,0 +1,80 @@
+"""Atari games from ale-py with the standard DQN-style preprocessing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+# Machado et al. (2018) recommend sticky actions (0.25) for evaluation; most published
+# Atari baselines (DQN, CleanRL, RLlib's tuned examples) train without them.
+DEFAULT_STICKY_ACTIONS = 0.0
+FRAME_STACK = 4
+SCREEN_SIZE = 84
+# 108,000 frames = 30 minutes of play: the usual cap on an Atari episode.
+MAX_EPISODE_FRAMES = 108_000
+
+
+def game_ids() -> dict[str, str]:
+    """`pong` -> `ALE/Pong-v5` for every game whose ROM ships with ale-py."""
+    import ale_py
+    from ale_py import roms
+
+    gym.register_envs(ale_py)
+    ids = {}
+    for rom in roms.get_all_rom_ids():
+        env_id = "ALE/" + "".join(part.capitalize() for part in rom.split("_")) + "-v5"
+        if env_id in gym.registry:
+            ids[rom] = env_id
+    return ids
+
+
+def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
+    """One ALE game: 84x84 grey in [0, 1], frame skip 4, 30 no-op starts, 4 frames stacked
+    on the last axis (RLlib's CNN encoders take [H, W, C]), rewards clipped to [-1, 1].
+
+    `config` keys: `repeat_action_probability` (sticky actions), `full_action_space`.
+    A lost life does not end the episode, so returns are whole-game scores.
+    """
+    from ray.rllib.env.wrappers.atari_wrappers import FireResetEnv
+
+    env = gym.make(
+        game_ids()[game],
+        frameskip=1,  # AtariPreprocessing skips frames and max-pools the last two
+        repeat_action_probability=config.get(
+            "repeat_action_probability", DEFAULT_STICKY_ACTIONS
+        ),
+        full_action_space=config.get("full_action_space", False),
+        max_episode_steps=MAX_EPISODE_FRAMES,
+    )
+    env = gym.wrappers.AtariPreprocessing(
+        env,
+        noop_max=30,
+        frame_skip=4,
+        screen_size=SCREEN_SIZE,
+        grayscale_obs=True,
+        scale_obs=True,
+    )
+    if "FIRE" in env.unwrapped.get_action_meanings():
+        env = FireResetEnv(env)  # games like Breakout wait for FIRE after a reset
+    env = gym.wrappers.FrameStackObservation(env, FRAME_STACK)
+    env = channels_last(env)
+    env = gym.wrappers.ClipReward(
+        env, -1.0, 1.0
+    )  # Atari rewards are integers: this is sign()
+    return env
+
+
+def channels_last(env: gym.Env) -> gym.Env:
+    """[C, H, W] frames to [H, W, C]."""
+    space = env.observation_space
+    assert isinstance(space, gym.spaces.Box)
+    new_space = gym.spaces.Box(
+        low=np.moveaxis(space.low, 0, -1),
+        high=np.moveaxis(space.high, 0, -1),
+        dtype=space.dtype,  # type: ignore[arg-type]
+    )
+    return gym.wrappers.TransformObservation(
+        env, lambda obs: np.moveaxis(obs, 0, -1), new_space
+    )

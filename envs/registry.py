@@ -1,0 +1,95 @@
+"""Every env the suite trains on, by `family/name`.
+
+Creators import their simulators lazily, so listing or validating names costs nothing
+until an env is built. Each creator takes RLlib's `env_config`; the key
+`max_episode_steps` works for every env (smoke runs use it to finish episodes early).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import gymnasium as gym
+
+EnvCreator = Callable[[dict[str, Any]], gym.Env]
+
+GYMNASIUM_IDS: dict[str, str] = {
+    "classic/cartpole": "CartPole-v1",
+    "classic/pendulum": "Pendulum-v1",
+    "classic/acrobot": "Acrobot-v1",
+    "classic/mountain_car": "MountainCar-v0",
+    "classic/mountain_car_continuous": "MountainCarContinuous-v0",
+    "mujoco/halfcheetah": "HalfCheetah-v5",
+    "mujoco/hopper": "Hopper-v5",
+    "mujoco/walker2d": "Walker2d-v5",
+    "mujoco/ant": "Ant-v5",
+    "mujoco/humanoid": "Humanoid-v5",
+    "mujoco/swimmer": "Swimmer-v5",
+    "mujoco/inverted_pendulum": "InvertedPendulum-v5",
+}
+ATARI_FAMILY = "atari/"
+
+
+class UnknownEnvError(KeyError):
+    """An env name that is not in the registry; the message suggests close names."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def names() -> list[str]:
+    """All registered names, Atari games included."""
+    from envs.atari import game_ids
+
+    return sorted([*GYMNASIUM_IDS, *(ATARI_FAMILY + game for game in game_ids())])
+
+
+def creator(name: str) -> EnvCreator:
+    """The creator for `name`; raises UnknownEnvError with suggestions if there is none."""
+    base = _base_creator(name)
+
+    def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
+        config = dict(env_config or {})
+        max_episode_steps = config.pop("max_episode_steps", None)
+        env = base(config)
+        if max_episode_steps is not None:
+            env = gym.wrappers.TimeLimit(env, max_episode_steps=int(max_episode_steps))
+        return env
+
+    return create
+
+
+def make(name: str, env_config: Mapping[str, Any] | None = None) -> gym.Env:
+    return creator(name)(env_config)
+
+
+def register(name: str) -> None:
+    """Make `name` usable as `config.environment(name)` in this Ray session."""
+    from ray.tune.registry import register_env
+
+    register_env(name, creator(name))
+
+
+def _base_creator(name: str) -> EnvCreator:
+    if name in GYMNASIUM_IDS:
+        env_id = GYMNASIUM_IDS[name]
+        return lambda config: gym.make(env_id, **config)
+    if name.startswith(ATARI_FAMILY):
+        from envs.atari import game_ids, make_atari
+
+        game = name.removeprefix(ATARI_FAMILY)
+        if game in game_ids():
+            return lambda config: make_atari(game, config)
+    raise UnknownEnvError(_unknown_message(name))
+
+
+def _unknown_message(name: str) -> str:
+    close = difflib.get_close_matches(name, names(), n=3, cutoff=0.6)
+    hint = (
+        f"did you mean {', '.join(close)}?"
+        if close
+        else "see `python -m envs` for the list"
+    )
+    return f"unknown env '{name}': {hint}"

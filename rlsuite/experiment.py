@@ -1,0 +1,91 @@
+"""The experiment contract: what one file in `experiments/` declares."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.tune.schedulers import ASHAScheduler, PopulationBasedTraining, TrialScheduler
+
+from rlsuite import metrics
+
+
+@dataclass(frozen=True)
+class ASHA:
+    """Asynchronous successive halving: stops weak trials early."""
+
+    max_t: int = 100
+    """Most iterations (in `time_attr` units) a trial may run."""
+    grace_period: int = 10
+    """Iterations every trial runs before it can be stopped."""
+    reduction_factor: float = 3
+    """Fraction of trials (1/reduction_factor) kept at each rung."""
+    time_attr: str = metrics.TRAINING_ITERATION
+
+    def build(self, metric: str, mode: str) -> TrialScheduler:
+        return ASHAScheduler(
+            time_attr=self.time_attr,
+            metric=metric,
+            mode=mode,
+            max_t=self.max_t,
+            grace_period=self.grace_period,
+            reduction_factor=self.reduction_factor,
+        )
+
+
+@dataclass(frozen=True)
+class PBT:
+    """Population Based Training: exploit the best trials' checkpoints, explore their config."""
+
+    hyperparam_mutations: Mapping[str, Any]
+    """Flat RLlib config keys (`lr`, `entropy_coeff`) to lists or Tune domains to resample from."""
+    perturbation_interval: int = 10
+    """Iterations between exploit/explore steps; checkpoints follow the same cadence."""
+    quantile_fraction: float = 0.25
+    """Bottom fraction of trials that copy the top fraction."""
+    resample_probability: float = 0.25
+    """Chance that a mutated value is resampled rather than scaled by 0.8 or 1.2."""
+    time_attr: str = metrics.TRAINING_ITERATION
+
+    def build(self, metric: str, mode: str) -> TrialScheduler:
+        return PopulationBasedTraining(
+            time_attr=self.time_attr,
+            metric=metric,
+            mode=mode,
+            perturbation_interval=self.perturbation_interval,
+            hyperparam_mutations=dict(self.hyperparam_mutations),
+            quantile_fraction=self.quantile_fraction,
+            resample_probability=self.resample_probability,
+        )
+
+
+Scheduler = ASHA | PBT
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One experiment: an RLlib config plus how Tune runs it.
+
+    The RLlib `AlgorithmConfig` passes straight through: everything that differs from
+    RLlib's defaults is set on it in the experiment file.
+    """
+
+    config: AlgorithmConfig
+    """The algorithm, env (a registry name from `envs`), model and training settings."""
+    stop: Mapping[str, float]
+    """Stop criteria keyed by `rlsuite.metrics` constants; a trial stops at the first one met."""
+    search: Mapping[str, Any] = field(default_factory=dict)
+    """Tune param space over flat RLlib config keys (`{"lr": tune.loguniform(1e-5, 1e-3)}`)."""
+    scheduler: Scheduler | None = None
+    """ASHA or PBT; None runs every trial to its stop criteria."""
+    num_samples: int = 1
+    """Trials sampled from `search` (the population size under PBT)."""
+    metric: str = metrics.EPISODE_RETURN_MEAN
+    """What schedulers and the summary rank trials by."""
+    mode: Literal["max", "min"] = "max"
+    checkpoint_every: int = 10
+    """Training iterations between checkpoints; one more is written at the end."""
+    keep_checkpoints: int | None = 5
+    """Most recent checkpoints kept per trial; None keeps all."""

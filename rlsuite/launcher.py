@@ -1,0 +1,130 @@
+"""Builds and runs the Tuner for one experiment: Ray start-up, envs, Tune, results."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.tune import (
+    CheckpointConfig,
+    FailureConfig,
+    ResultGrid,
+    RunConfig,
+    TuneConfig,
+    Tuner,
+)
+from ray.tune.experiment import Trial
+
+import envs
+from rlsuite.experiment import Experiment
+from rlsuite.progress import ProgressPrinter
+
+# One torch/BLAS thread per Ray actor: with two, RLlib's sampling on a 2-core machine
+# became erratic (up to 25x slower); env runners and learners scale by actors instead.
+ACTOR_ENV_VARS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where and how to run an experiment (everything the experiment file does not say)."""
+
+    name: str
+    storage_path: Path
+    address: str | None = None
+    resume: bool = False
+
+    @property
+    def experiment_dir(self) -> Path:
+        return self.storage_path / self.name
+
+
+def run(experiment: Experiment, launch: Launch) -> ResultGrid:
+    """Start or join Ray, run every trial through Tune, return Tune's results."""
+    # A scheduler metric that a result lacks (no episode finished yet in a long Atari
+    # episode) is normal for RL: Tune's strict check would fail the trial for it.
+    os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    os.environ.update(ACTOR_ENV_VARS)
+    _init_ray(experiment, launch.address)
+    if isinstance(experiment.config.env, str):
+        envs.register(experiment.config.env)
+    trainable = experiment.config.algo_class
+    if launch.resume:
+        tuner = Tuner.restore(
+            str(launch.experiment_dir),
+            trainable=trainable,
+            resume_unfinished=True,
+            resume_errored=True,
+            param_space=param_space(experiment),
+        )
+    else:
+        tuner = Tuner(
+            trainable,
+            param_space=param_space(experiment),
+            tune_config=_tune_config(experiment),
+            run_config=_run_config(experiment, launch),
+        )
+    return tuner.fit()
+
+
+def param_space(experiment: Experiment) -> dict[str, Any]:
+    """The RLlib config as Tune's param space, with the experiment's search on top."""
+    return {**experiment.config.to_dict(), **experiment.search}
+
+
+def required_cpus(experiment: Experiment) -> float:
+    """CPUs one trial reserves: its main process, env runners and learners."""
+    bundles = experiment.config.algo_class.default_resource_request(experiment.config)
+    return sum(bundle.get("CPU", 0.0) for bundle in bundles.bundles)
+
+
+def _init_ray(experiment: Experiment, address: str | None) -> None:
+    if ray.is_initialized():
+        return
+    runtime_env = {"env_vars": ACTOR_ENV_VARS}
+    if address:
+        ray.init(address=address, runtime_env=runtime_env)
+        return
+    # On a small machine a trial may reserve more CPUs than exist (e.g. PPO's main
+    # process plus two env runners on 2 cores); oversubscribe rather than wait forever.
+    cpus = max(os.cpu_count() or 1, int(required_cpus(experiment) + 0.999))
+    ray.init(num_cpus=cpus, runtime_env=runtime_env)
+
+
+def _tune_config(experiment: Experiment) -> TuneConfig:
+    scheduler = experiment.scheduler
+    return TuneConfig(
+        num_samples=experiment.num_samples,
+        scheduler=scheduler.build(experiment.metric, experiment.mode)
+        if scheduler
+        else None,
+        trial_dirname_creator=_trial_dirname,
+        trial_name_creator=_trial_dirname,
+    )
+
+
+def _run_config(experiment: Experiment, launch: Launch) -> RunConfig:
+    return RunConfig(
+        name=launch.name,
+        storage_path=str(launch.storage_path),
+        stop=dict(experiment.stop),
+        checkpoint_config=CheckpointConfig(
+            checkpoint_frequency=experiment.checkpoint_every,
+            checkpoint_at_end=True,
+            num_to_keep=experiment.keep_checkpoints,
+        ),
+        # An env-runner crash fails the trial with the runner's own error instead of
+        # being retried silently into a result without env-runner metrics.
+        failure_config=FailureConfig(max_failures=0),
+        callbacks=[ProgressPrinter()],
+        verbose=0,
+    )
+
+
+def _trial_dirname(trial: Trial) -> str:
+    return f"{trial.trainable_name}_{trial.trial_id}"
+
+
+__all__ = ["Launch", "param_space", "required_cpus", "run"]

@@ -1,0 +1,78 @@
+"""Loads an experiment file by path: import it, take its `experiment` attribute."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import cloudpickle
+
+from rlsuite.errors import UsageError
+from rlsuite.experiment import Experiment
+
+
+def load_experiment(path: str | Path) -> Experiment:
+    """The `experiment` of the file at `path`; UsageError naming the problem otherwise."""
+    path = Path(path)
+    if not path.exists():
+        raise UsageError(
+            f"{path}: no such file; pass the path of a file in experiments/"
+        )
+    if path.is_dir() or path.suffix != ".py":
+        raise UsageError(f"{path}: not a Python file; an experiment is a .py file")
+    module = _import(path)
+    if not hasattr(module, "experiment"):
+        raise UsageError(
+            f"{path}: defines no `experiment`; add `experiment = Experiment(...)` at module level"
+        )
+    experiment = module.experiment
+    if not isinstance(experiment, Experiment):
+        raise UsageError(
+            f"{path}: `experiment` is a {type(experiment).__name__}, not an rlsuite.Experiment; "
+            "build it with `Experiment(config=..., stop=...)`"
+        )
+    return experiment
+
+
+def _import(path: Path) -> ModuleType:
+    source = _read(path)
+    try:
+        compile(source, str(path), "exec")
+    except SyntaxError as error:
+        raise UsageError(f"{path}:{error.lineno}: syntax error: {error.msg}") from None
+    name = f"rlsuite_experiment_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except (
+        Exception
+    ) as error:  # the file's own code failed: report it as the file's problem
+        del sys.modules[name]
+        line = _line_in(path, error)
+        raise UsageError(f"{path}{line}: {type(error).__name__}: {error}") from None
+    # Ray workers cannot import this module by name: ship its functions by value.
+    cloudpickle.register_pickle_by_value(module)
+    return module
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not a Python file (not UTF-8 text)") from None
+
+
+def _line_in(path: Path, error: BaseException) -> str:
+    """`:N` for the deepest frame of the traceback that is in the experiment file."""
+    line = ""
+    tb = error.__traceback__
+    while tb is not None:
+        if Path(tb.tb_frame.f_code.co_filename).resolve() == path.resolve():
+            line = f":{tb.tb_lineno}"
+        tb = tb.tb_next
+    return line

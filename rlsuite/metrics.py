@@ -1,0 +1,84 @@
+"""Result keys of RLlib and Ray Tune under stable names.
+
+Experiment files, stop criteria, schedulers, reports and tests use these constants,
+never raw strings, so a Ray upgrade that renames a key is one edit here. Each value is
+the flattened key Tune uses for stop criteria and schedulers and the tag suffix that
+TensorBoard shows (``ray/tune/<key>``).
+"""
+
+from __future__ import annotations
+
+from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.utils.metrics import (
+    ENV_RUNNER_RESULTS,
+    EPISODE_LEN_MEAN as _EPISODE_LEN_MEAN,
+    EPISODE_RETURN_MAX as _EPISODE_RETURN_MAX,
+    EPISODE_RETURN_MEAN as _EPISODE_RETURN_MEAN,
+    EVALUATION_RESULTS,
+    LEARNER_RESULTS,
+    NUM_ENV_STEPS_SAMPLED_LIFETIME,
+    NUM_ENV_STEPS_TRAINED_LIFETIME,
+    NUM_EPISODES_LIFETIME,
+)
+from ray.tune.result import TIME_TOTAL_S as _TIME_TOTAL_S
+from ray.tune.result import TRAINING_ITERATION as _TRAINING_ITERATION
+
+ALL_MODULES = "__all_modules__"
+
+TRAINING_ITERATION = _TRAINING_ITERATION
+TIME_TOTAL_S = _TIME_TOTAL_S
+
+EPISODE_RETURN_MEAN = f"{ENV_RUNNER_RESULTS}/{_EPISODE_RETURN_MEAN}"
+EPISODE_RETURN_MAX = f"{ENV_RUNNER_RESULTS}/{_EPISODE_RETURN_MAX}"
+EPISODE_LEN_MEAN = f"{ENV_RUNNER_RESULTS}/{_EPISODE_LEN_MEAN}"
+EPISODES_LIFETIME = f"{ENV_RUNNER_RESULTS}/{NUM_EPISODES_LIFETIME}"
+ENV_STEPS_SAMPLED_LIFETIME = f"{ENV_RUNNER_RESULTS}/{NUM_ENV_STEPS_SAMPLED_LIFETIME}"
+ENV_STEPS_TRAINED_LIFETIME = (
+    f"{LEARNER_RESULTS}/{ALL_MODULES}/{NUM_ENV_STEPS_TRAINED_LIFETIME}"
+)
+EVALUATION_RETURN_MEAN = (
+    f"{EVALUATION_RESULTS}/{ENV_RUNNER_RESULTS}/{_EPISODE_RETURN_MEAN}"
+)
+
+# Throughput: env steps sampled per second and samples the learners consumed per second.
+ENV_STEPS_PER_SECOND = f"{ENV_RUNNER_RESULTS}/{NUM_ENV_STEPS_SAMPLED_LIFETIME}_throughput/throughput_since_last_reduce"
+LEARNER_SAMPLES_PER_SECOND = (
+    f"{LEARNER_RESULTS}/{ALL_MODULES}/num_env_steps_trained_throughput"
+)
+
+
+def learner_metric(name: str, module_id: str = DEFAULT_MODULE_ID) -> str:
+    """Key of a learner statistic (a loss, the learning rate) of one RLModule."""
+    return f"{LEARNER_RESULTS}/{module_id}/{name}"
+
+
+POLICY_LOSS = learner_metric("policy_loss")
+VF_LOSS = learner_metric("vf_loss")
+TOTAL_LOSS = learner_metric("total_loss")
+QF_LOSS = learner_metric("qf_loss")
+ENTROPY = learner_metric("entropy")
+LEARNING_RATE = learner_metric("default_optimizer_learning_rate")
+
+# The metrics in which "reaching the stop value" means the task was solved (`--as-test`).
+RETURN_METRICS = (EPISODE_RETURN_MEAN, EVALUATION_RETURN_MEAN)
+
+# Short names accepted on the command line (`--stop episode_return_mean=150`).
+BY_NAME: dict[str, str] = {
+    "training_iteration": TRAINING_ITERATION,
+    "time_total_s": TIME_TOTAL_S,
+    "episode_return_mean": EPISODE_RETURN_MEAN,
+    "episode_return_max": EPISODE_RETURN_MAX,
+    "episode_len_mean": EPISODE_LEN_MEAN,
+    "env_steps": ENV_STEPS_SAMPLED_LIFETIME,
+    "num_env_steps_sampled_lifetime": ENV_STEPS_SAMPLED_LIFETIME,
+    "evaluation_return_mean": EVALUATION_RETURN_MEAN,
+}
+
+STOP_KEYS = frozenset(BY_NAME.values())
+
+
+def resolve(name: str) -> str | None:
+    """Full result key for a short name or a full key; None when unknown."""
+    if name in STOP_KEYS:
+        return name
+    return BY_NAME.get(name)

@@ -1,0 +1,144 @@
+"""What the user sees: a line per training result while it runs, a line per trial at the end."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ray.tune import Callback, Result, ResultGrid
+from ray.tune.experiment import Trial
+
+from rlsuite import metrics
+
+
+class ProgressPrinter(Callback):
+    """One line per training iteration of each trial, in the field's words."""
+
+    def on_trial_result(
+        self,
+        iteration: int,
+        trials: list[Trial],
+        trial: Trial,
+        result: dict,
+        **info: Any,
+    ) -> None:
+        flat = _flatten(result)
+        line = (
+            f"[{trial.trial_id}] iter {flat.get(metrics.TRAINING_ITERATION, 0):>4}"
+            f"  env steps {_count(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME))}"
+            f"  return {_number(flat.get(metrics.EPISODE_RETURN_MEAN))}"
+            f"  steps/s {_number(flat.get(metrics.ENV_STEPS_PER_SECOND), 0)}"
+            f"  time {flat.get(metrics.TIME_TOTAL_S, 0.0):.1f} s"
+        )
+        print(line, flush=True)
+
+    def on_trial_error(
+        self, iteration: int, trials: list[Trial], trial: Trial, **info: Any
+    ) -> None:
+        print(
+            f"[{trial.trial_id}] failed: {error_line(trial)}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+@dataclass(frozen=True)
+class TrialSummary:
+    trial: str
+    status: str
+    iterations: int
+    env_steps: float | None
+    episode_return_mean: float | None
+    best_episode_return_mean: float | None
+    wall_time_s: float
+    checkpoint: str | None
+    error: str | None
+
+    def line(self) -> str:
+        checkpoint = self.checkpoint or "none"
+        text = (
+            f"{self.trial} {self.status}: return {_number(self.episode_return_mean)}"
+            f" (best {_number(self.best_episode_return_mean)})"
+            f" | env steps {_count(self.env_steps)} | iterations {self.iterations}"
+            f" | wall {self.wall_time_s:.1f} s | checkpoint {checkpoint}"
+        )
+        return text + (f" | error: {self.error}" if self.error else "")
+
+
+def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
+    summaries = []
+    for result in results:
+        flat = _flatten(result.metrics or {})
+        best = best_value(result, metric)
+        summaries.append(
+            TrialSummary(
+                trial=Path(result.path).name,
+                status="ERROR" if result.error else "OK",
+                iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
+                env_steps=_finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
+                episode_return_mean=_finite(flat.get(metrics.EPISODE_RETURN_MEAN)),
+                best_episode_return_mean=best,
+                wall_time_s=float(flat.get(metrics.TIME_TOTAL_S, 0.0)),
+                checkpoint=result.checkpoint.path if result.checkpoint else None,
+                error=_last_line(str(result.error)) if result.error else None,
+            )
+        )
+    return summaries
+
+
+def best_value(result: Result, metric: str) -> float | None:
+    """Highest value of `metric` over the trial's whole history."""
+    frame = result.metrics_dataframe
+    if frame is None or metric not in frame or not frame[metric].notna().any():
+        return None
+    return float(frame[metric].max())
+
+
+def write_summary(path: Path, summaries: list[TrialSummary], **extra: Any) -> None:
+    data = {**extra, "trials": [asdict(s) for s in summaries]}
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
+def error_line(trial: Trial) -> str:
+    """The last line of a failed trial's error: the exception the env or learner raised."""
+    path = trial.error_file
+    if path and Path(path).exists():
+        return _last_line(Path(path).read_text())
+    return "unknown error (see the trial's error.txt)"
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else text
+
+
+def _flatten(result: dict, prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in result.items():
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{prefix}{key}/"))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _finite(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _number(value: Any, digits: int = 1) -> str:
+    number = _finite(value)
+    return "n/a" if number is None else f"{number:.{digits}f}"
+
+
+def _count(value: Any) -> str:
+    number = _finite(value)
+    return "n/a" if number is None else f"{int(number):,}"

@@ -1,0 +1,123 @@
+"""`python -m rlsuite.run EXPERIMENT_FILE [flags]`: run one experiment through Ray Tune.
+
+Exit codes: 0 done, 1 a trial failed or (`--as-test`) missed its stop return, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+
+from ray.tune import ResultGrid
+
+from rlsuite import launcher, validate
+from rlsuite.cli import build_parser
+from rlsuite.errors import UsageError
+from rlsuite.experiment import Experiment
+from rlsuite.loader import load_experiment
+from rlsuite.launcher import Launch
+from rlsuite.overrides import apply_sets
+from rlsuite.progress import best_value, summarize, write_summary
+from rlsuite.smoke import smoke
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        experiment, launch_options, threshold = prepare(args)
+    except UsageError as error:
+        print(f"rlsuite.run: error: {error}", file=sys.stderr)
+        return 2
+    results = launcher.run(experiment, launch_options)
+    summaries = summarize(results, experiment.metric)
+    for summary in summaries:
+        print(summary.line())
+    summary_file = launch_options.experiment_dir / "summary.json"
+    write_summary(
+        summary_file,
+        summaries,
+        experiment=launch_options.name,
+        metric=experiment.metric,
+    )
+    print(
+        f"results: {launch_options.experiment_dir}  (tensorboard --logdir {launch_options.storage_path})"
+    )
+    if any(s.error for s in summaries):
+        return 1
+    if threshold is not None:
+        return _as_test(results, *threshold)
+    return 0
+
+
+def prepare(
+    args: argparse.Namespace,
+) -> tuple[Experiment, Launch, tuple[str, float] | None]:
+    """The experiment as it will run, where it runs, and the `--as-test` return to reach."""
+    path = Path(args.experiment_file)
+    experiment = load_experiment(path)
+    file_stop = experiment.stop
+    if args.smoke:
+        experiment = smoke(experiment)
+    experiment = apply_flags(experiment, args)
+    launch = Launch(
+        name=args.name or path.stem,
+        storage_path=Path(args.storage_path).expanduser().absolute(),
+        address=args.address,
+        resume=args.resume,
+    )
+    validate.check_env(experiment.config)
+    validate.check_stop(experiment.stop)
+    validate.check_gpus(experiment.config, launch.address)
+    validate.check_storage(launch.storage_path)
+    if launch.resume:
+        validate.check_resumable(launch.experiment_dir)
+    threshold = None
+    if args.as_test:
+        threshold = validate.return_threshold(
+            experiment.stop
+        ) or validate.return_threshold(file_stop)
+        if threshold is None:
+            raise UsageError(
+                "--as-test: the experiment's stop has no return to reach; add one to its `stop`"
+            )
+    return experiment, launch, threshold
+
+
+def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
+    """The experiment with `--set`, scaling, seed, stop and checkpoint flags applied."""
+    config = apply_sets(experiment.config, args.sets)
+    runners = {
+        "num_env_runners": args.num_env_runners,
+        "num_envs_per_env_runner": args.num_envs_per_env_runner,
+    }
+    learners = {
+        "num_learners": args.num_learners,
+        "num_gpus_per_learner": args.num_gpus_per_learner,
+    }
+    config.env_runners(**{k: v for k, v in runners.items() if v is not None})
+    config.learners(**{k: v for k, v in learners.items() if v is not None})
+    if args.seed is not None:
+        config.debugging(seed=args.seed)
+    return dataclasses.replace(
+        experiment,
+        config=config,
+        stop=validate.parse_stops(args.stops) or experiment.stop,
+        num_samples=args.num_samples or experiment.num_samples,
+        checkpoint_every=args.checkpoint_every or experiment.checkpoint_every,
+    )
+
+
+def _as_test(results: ResultGrid, metric: str, threshold: float) -> int:
+    values = [best_value(result, metric) for result in results]
+    best = max((v for v in values if v is not None), default=None)
+    if best is not None and best >= threshold:
+        print(f"as-test: passed, {metric} reached {best:.1f} >= {threshold:g}")
+        return 0
+    print(f"as-test: failed, {metric} reached {best} < {threshold:g}", file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""`--smoke`: one pure function from an experiment to a tiny CPU run of seconds.
+
+Every experiment file becomes a CI test through it; experiment files hold no smoke
+branches. The input experiment and its config are left untouched.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+from rlsuite import metrics
+from rlsuite.experiment import ASHA, PBT, Experiment, Scheduler
+
+ITERATIONS = 2
+TRIALS = 2
+TRAIN_BATCH = 128
+MINIBATCH = 64
+OFF_POLICY_BATCH = 32
+REPLAY_CAPACITY = 1_000
+# Short episodes, so that two tiny iterations finish some and report a return.
+MAX_EPISODE_STEPS = 50
+HIDDEN = [16]
+
+
+def smoke(experiment: Experiment) -> Experiment:
+    """The same experiment shrunk to two tiny CPU iterations per trial, at most two trials."""
+    return dataclasses.replace(
+        experiment,
+        config=smoke_config(experiment.config),
+        stop={metrics.TRAINING_ITERATION: ITERATIONS},
+        search=_first_grid_values(experiment.search),
+        scheduler=_smoke_scheduler(experiment.scheduler),
+        num_samples=min(experiment.num_samples, TRIALS),
+        checkpoint_every=1,
+    )
+
+
+def smoke_config(config: AlgorithmConfig) -> AlgorithmConfig:
+    """A copy of `config`: no GPUs, at most one env runner, tiny batches, buffers, models."""
+    config = config.copy(copy_frozen=False)
+    config.env_runners(
+        num_env_runners=min(config.num_env_runners, 1),
+        num_envs_per_env_runner=1,
+        rollout_fragment_length="auto",
+    )
+    config.learners(num_learners=0, num_gpus_per_learner=0)
+    config.environment(
+        env_config={**config.env_config, "max_episode_steps": MAX_EPISODE_STEPS}
+    )
+    config.reporting(min_time_s_per_iteration=None, min_train_timesteps_per_iteration=0)
+    if _is_off_policy(config):
+        _shrink_off_policy(config)
+    else:
+        config.training(
+            train_batch_size_per_learner=TRAIN_BATCH,
+            minibatch_size=MINIBATCH,
+            num_epochs=1,
+        )
+        config.reporting(min_sample_timesteps_per_iteration=0)
+    if config.evaluation_interval:
+        config.evaluation(
+            evaluation_interval=1,
+            evaluation_duration=1,
+            evaluation_duration_unit="episodes",
+            evaluation_num_env_runners=0,
+            evaluation_parallel_to_training=False,
+        )
+    _shrink_model(config)
+    return config
+
+
+def _is_off_policy(config: AlgorithmConfig) -> bool:
+    return isinstance(getattr(config, "replay_buffer_config", None), dict)
+
+
+def _shrink_off_policy(config: AlgorithmConfig) -> None:
+    buffer = {**config.replay_buffer_config, "capacity": REPLAY_CAPACITY}  # type: ignore[attr-defined]
+    config.training(  # type: ignore[call-arg]
+        train_batch_size_per_learner=OFF_POLICY_BATCH,
+        replay_buffer_config=buffer,
+        num_steps_sampled_before_learning_starts=OFF_POLICY_BATCH,
+    )
+    if getattr(config, "target_network_update_freq", 0) > TRAIN_BATCH:
+        config.training(target_network_update_freq=TRAIN_BATCH)  # type: ignore[call-arg]
+    # Off-policy algorithms sample one fragment per step; ask for enough steps per
+    # iteration that episodes end and the learner updates in both iterations.
+    config.reporting(min_sample_timesteps_per_iteration=TRAIN_BATCH)
+
+
+def _shrink_model(config: AlgorithmConfig) -> None:
+    model: Any = config._model_config
+    if isinstance(model, dict):
+        try:
+            model = DefaultModelConfig(**model)
+        except TypeError:
+            return  # a custom model's own config: leave its sizes alone
+    if not isinstance(model, DefaultModelConfig):
+        return
+    head = HIDDEN if model.head_fcnet_hiddens else []
+    config.rl_module(
+        model_config=dataclasses.replace(
+            model, fcnet_hiddens=HIDDEN, head_fcnet_hiddens=head, lstm_cell_size=16
+        )
+    )
+
+
+def _first_grid_values(search: Mapping[str, Any]) -> dict[str, Any]:
+    """Grid searches cut to their first two values; sampled domains stay as they are."""
+    cut = {}
+    for key, value in search.items():
+        if isinstance(value, dict) and "grid_search" in value:
+            value = {"grid_search": list(value["grid_search"])[:TRIALS]}
+        cut[key] = value
+    return cut
+
+
+def _smoke_scheduler(scheduler: Scheduler | None) -> Scheduler | None:
+    if isinstance(scheduler, PBT):
+        return dataclasses.replace(scheduler, perturbation_interval=1)
+    if isinstance(scheduler, ASHA):
+        return dataclasses.replace(scheduler, max_t=ITERATIONS, grace_period=1)
+    return scheduler

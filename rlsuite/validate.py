@@ -1,0 +1,125 @@
+"""Checks of a prepared experiment that must pass before Ray starts (UsageError if not)."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+
+import envs
+from rlsuite import metrics
+from rlsuite.errors import UsageError
+
+
+def check_env(config: AlgorithmConfig) -> None:
+    if config.env is None:
+        raise UsageError(
+            "the experiment sets no env; add .environment('family/name') to its config"
+        )
+    if isinstance(config.env, str):
+        try:
+            envs.creator(config.env)
+        except envs.UnknownEnvError as error:
+            raise UsageError(str(error)) from None
+
+
+def check_stop(stop: Mapping[str, float]) -> None:
+    if not stop:
+        raise UsageError(
+            "no stop criteria: give the experiment a `stop` or pass --stop METRIC=VALUE"
+        )
+    for key, value in stop.items():
+        if metrics.resolve(key) is None:
+            raise UsageError(f"unknown stop metric '{key}'; {_suggest(key)}")
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise UsageError(f"stop value of '{key}' must be a number, got {value!r}")
+
+
+def parse_stops(texts: list[str]) -> dict[str, float]:
+    """`--stop METRIC=VALUE` flags as full result keys."""
+    stop: dict[str, float] = {}
+    for text in texts:
+        name, sep, raw = text.partition("=")
+        if not sep:
+            raise UsageError(
+                f"--stop {text!r}: expected METRIC=VALUE, e.g. --stop training_iteration=20"
+            )
+        key = metrics.resolve(name.strip())
+        if key is None:
+            raise UsageError(f"--stop {name}: unknown metric; {_suggest(name.strip())}")
+        try:
+            stop[key] = float(raw)
+        except ValueError:
+            raise UsageError(f"--stop {name}: expected a number, got {raw!r}") from None
+    return stop
+
+
+def requested_gpus(config: AlgorithmConfig) -> float:
+    learners = config.num_learners * config.num_gpus_per_learner
+    local_learner = config.num_gpus_per_learner if config.num_learners == 0 else 0
+    runners = config.num_env_runners * config.num_gpus_per_env_runner
+    return learners + local_learner + runners
+
+
+def check_gpus(config: AlgorithmConfig, address: str | None) -> None:
+    """Without a cluster, GPUs asked for must exist on this machine."""
+    wanted = requested_gpus(config)
+    if address or wanted == 0:
+        return
+    import torch
+
+    available = torch.cuda.device_count()
+    if wanted > available:
+        raise UsageError(
+            f"the run asks for {wanted:g} GPU(s) but this machine has {available}; "
+            "set --num-gpus-per-learner 0, use --smoke, or join a GPU cluster with --address"
+        )
+
+
+def check_storage(path: Path) -> None:
+    """`path` must be a writable directory or creatable inside one (nothing is created here)."""
+    if str(path).startswith(("s3://", "gs://")):
+        return
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(
+            f"storage path {path}: {existing} is a file, not a directory; pick another --storage-path"
+        )
+    if not os.access(existing, os.W_OK | os.X_OK) or _read_only(existing):
+        raise UsageError(
+            f"storage path {path}: {existing} is not writable; pick another --storage-path"
+        )
+
+
+def check_resumable(experiment_dir: Path) -> None:
+    from ray.tune import Tuner
+
+    if not experiment_dir.is_dir() or not Tuner.can_restore(str(experiment_dir)):
+        raise UsageError(
+            f"--resume: nothing to resume at {experiment_dir}; run without --resume first "
+            "(or pass the --name and --storage-path of the interrupted run)"
+        )
+
+
+def return_threshold(stop: Mapping[str, float]) -> tuple[str, float] | None:
+    for key in metrics.RETURN_METRICS:
+        if key in stop:
+            return key, stop[key]
+    return None
+
+
+def _read_only(path: Path) -> bool:
+    return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+
+
+def _suggest(name: str) -> str:
+    choices = [*metrics.BY_NAME, *metrics.STOP_KEYS]
+    close = difflib.get_close_matches(name, choices, n=2, cutoff=0.5)
+    if close:
+        return f"did you mean {' or '.join(close)}?"
+    return f"use one of {', '.join(metrics.BY_NAME)}"
