@@ -89,3 +89,7 @@ class Experiment:
     """Training iterations between checkpoints; one more is written at the end."""
     keep_checkpoints: int | None = 5
     """Most recent checkpoints kept per trial; None keeps all."""
+    max_failures: int = 0
+    """Times Tune restarts a failed trial from its last checkpoint. At 0 (fail loudly) a
+    crashed env runner also fails the trial with the env's own error; above 0 RLlib
+    restarts crashed env runners too (for clusters with preemptible nodes)."""

@@ -46,6 +46,8 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     # A scheduler metric that a result lacks (no episode finished yet in a long Atari
     # episode) is normal for RL: Tune's strict check would fail the trial for it.
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    # The classic reporter at verbose=0 prints nothing; ProgressPrinter prints instead.
+    os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.update(ACTOR_ENV_VARS)
     _init_ray(experiment, launch.address)
     if isinstance(experiment.config.env, str):
@@ -71,7 +73,12 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
 
 def param_space(experiment: Experiment) -> dict[str, Any]:
     """The RLlib config as Tune's param space, with the experiment's search on top."""
-    return {**experiment.config.to_dict(), **experiment.search}
+    config = experiment.config.copy(copy_frozen=False)
+    if experiment.max_failures == 0:
+        # Otherwise RLlib restarts a crashed env runner after a minute and returns
+        # results without env-runner metrics; fail the trial with the env's error instead.
+        config.fault_tolerance(restart_failed_env_runners=False)
+    return {**config.to_dict(), **experiment.search}
 
 
 def required_cpus(experiment: Experiment) -> float:
@@ -115,9 +122,7 @@ def _run_config(experiment: Experiment, launch: Launch) -> RunConfig:
             checkpoint_at_end=True,
             num_to_keep=experiment.keep_checkpoints,
         ),
-        # An env-runner crash fails the trial with the runner's own error instead of
-        # being retried silently into a result without env-runner metrics.
-        failure_config=FailureConfig(max_failures=0),
+        failure_config=FailureConfig(max_failures=experiment.max_failures),
         callbacks=[ProgressPrinter()],
         verbose=0,
     )

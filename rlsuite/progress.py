@@ -13,6 +13,7 @@ from ray.tune import Callback, Result, ResultGrid
 from ray.tune.experiment import Trial
 
 from rlsuite import metrics
+from rlsuite.failures import explain
 
 
 class ProgressPrinter(Callback):
@@ -84,7 +85,7 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
                 best_episode_return_mean=best,
                 wall_time_s=float(flat.get(metrics.TIME_TOTAL_S, 0.0)),
                 checkpoint=result.checkpoint.path if result.checkpoint else None,
-                error=_last_line(str(result.error)) if result.error else None,
+                error=explain(str(result.error)) if result.error else None,
             )
         )
     return summaries
@@ -104,16 +105,11 @@ def write_summary(path: Path, summaries: list[TrialSummary], **extra: Any) -> No
 
 
 def error_line(trial: Trial) -> str:
-    """The last line of a failed trial's error: the exception the env or learner raised."""
+    """One line on why a trial failed: the exception the env or learner raised."""
     path = trial.error_file
     if path and Path(path).exists():
-        return _last_line(Path(path).read_text())
+        return explain(Path(path).read_text())
     return "unknown error (see the trial's error.txt)"
-
-
-def _last_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else text
 
 
 def _flatten(result: dict, prefix: str = "") -> dict[str, Any]:
