@@ -42,9 +42,7 @@ def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
     env = gym.make(
         game_ids()[game],
         frameskip=1,  # AtariPreprocessing skips frames and max-pools the last two
-        repeat_action_probability=config.get(
-            "repeat_action_probability", DEFAULT_STICKY_ACTIONS
-        ),
+        repeat_action_probability=config.get("repeat_action_probability", DEFAULT_STICKY_ACTIONS),
         full_action_space=config.get("full_action_space", False),
         max_episode_steps=MAX_EPISODE_FRAMES,
     )
@@ -56,13 +54,11 @@ def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
         grayscale_obs=True,
         scale_obs=True,
     )
-    if "FIRE" in env.unwrapped.get_action_meanings():
+    if "FIRE" in env.unwrapped.get_action_meanings():  # type: ignore[attr-defined]
         env = FireResetEnv(env)  # games like Breakout wait for FIRE after a reset
     env = gym.wrappers.FrameStackObservation(env, FRAME_STACK)
     env = channels_last(env)
-    env = gym.wrappers.ClipReward(
-        env, -1.0, 1.0
-    )  # Atari rewards are integers: this is sign()
+    env = gym.wrappers.ClipReward(env, -1.0, 1.0)  # Atari rewards are integers: this is sign()
     return env
 
 
@@ -75,6 +71,4 @@ def channels_last(env: gym.Env) -> gym.Env:
         high=np.moveaxis(space.high, 0, -1),
         dtype=space.dtype,  # type: ignore[arg-type]
     )
-    return gym.wrappers.TransformObservation(
-        env, lambda obs: np.moveaxis(obs, 0, -1), new_space
-    )
+    return gym.wrappers.TransformObservation(env, lambda obs: np.moveaxis(obs, 0, -1), new_space)

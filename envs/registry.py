@@ -14,6 +14,7 @@ from typing import Any
 import gymnasium as gym
 
 EnvCreator = Callable[[dict[str, Any]], gym.Env]
+EnvFactory = Callable[[Mapping[str, Any] | None], gym.Env]
 
 GYMNASIUM_IDS: dict[str, str] = {
     "classic/cartpole": "CartPole-v1",
@@ -46,7 +47,7 @@ def names() -> list[str]:
     return sorted([*GYMNASIUM_IDS, *(ATARI_FAMILY + game for game in game_ids())])
 
 
-def creator(name: str) -> EnvCreator:
+def creator(name: str) -> EnvFactory:
     """The creator for `name`; raises UnknownEnvError with suggestions if there is none."""
     base = _base_creator(name)
 
@@ -87,9 +88,5 @@ def _base_creator(name: str) -> EnvCreator:
 
 def _unknown_message(name: str) -> str:
     close = difflib.get_close_matches(name, names(), n=3, cutoff=0.6)
-    hint = (
-        f"did you mean {', '.join(close)}?"
-        if close
-        else "see `python -m envs` for the list"
-    )
+    hint = f"did you mean {', '.join(close)}?" if close else "see `python -m envs` for the list"
     return f"unknown env '{name}': {hint}"

@@ -26,11 +26,7 @@ config = (
         replay_buffer_config={"type": "EpisodeReplayBuffer", "capacity": 1_000_000},
         num_steps_sampled_before_learning_starts=5_000,  # CleanRL's learning_starts
     )
-    .rl_module(
-        model_config=DefaultModelConfig(
-            fcnet_hiddens=[256, 256], fcnet_activation="relu"
-        )
-    )
+    .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[256, 256], fcnet_activation="relu"))
 )
 
 experiment = Experiment(

@@ -13,9 +13,7 @@ from rlsuite import Experiment, metrics
 config = (
     SACConfig()
     .environment("classic/pendulum")
-    .env_runners(
-        num_env_runners=0
-    )  # one step per sample: a remote runner only adds latency
+    .env_runners(num_env_runners=0)  # one step per sample: a remote runner only adds latency
     .training(
         initial_alpha=1.001,
         actor_lr=2e-4,  # RLlib's tuned values for the three optimizers
@@ -35,14 +33,8 @@ config = (
         },
         num_steps_sampled_before_learning_starts=256,
     )
-    .rl_module(
-        model_config=DefaultModelConfig(
-            fcnet_hiddens=[256, 256], fcnet_activation="relu"
-        )
-    )
-    .reporting(
-        metrics_num_episodes_for_smoothing=5
-    )  # 200-step episodes: report recent ones
+    .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[256, 256], fcnet_activation="relu"))
+    .reporting(metrics_num_episodes_for_smoothing=5)  # 200-step episodes: report recent ones
 )
 
 experiment = Experiment(

@@ -43,9 +43,7 @@ def _int(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number, got {text!r}"
-        ) from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
 def build_parser() -> Parser:

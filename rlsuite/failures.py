@@ -12,9 +12,7 @@ import re
 _RUNNER = re.compile(
     r"class_name: (\w*EnvRunner)\s+actor_id: \w+\s+pid: (\d+)(?:\s+namespace: \S+)?\s+ip: ([\d.]+)"
 )
-_EXCEPTION_LINE = re.compile(
-    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit): .+"
-)
+_EXCEPTION_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit): .+")
 
 
 def explain(error_text: str) -> str:
@@ -45,9 +43,7 @@ def _runner_exception(pid: int, node_ip: str) -> str | None:
     from ray.util.state import get_log
 
     try:
-        lines = list(
-            get_log(pid=pid, node_ip=node_ip, suffix="err", tail=1000, timeout=10)
-        )
+        lines = list(get_log(pid=pid, node_ip=node_ip, suffix="err", tail=1000, timeout=10))
     except Exception:  # the state API is best effort: fall back to Ray's own message
         return None
     return root_exception([line for chunk in lines for line in chunk.splitlines()])

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import ray
+from ray.rllib.algorithms.algorithm import Algorithm
 from ray.tune import (
     CheckpointConfig,
     FailureConfig,
@@ -16,6 +17,7 @@ from ray.tune import (
     TuneConfig,
     Tuner,
 )
+from ray.tune.execution.placement_groups import PlacementGroupFactory
 from ray.tune.experiment import Trial
 
 import envs
@@ -52,7 +54,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     _init_ray(experiment, launch.address)
     if isinstance(experiment.config.env, str):
         envs.register(experiment.config.env)
-    trainable = experiment.config.algo_class
+    trainable = algorithm_class(experiment)
     if launch.resume:
         tuner = Tuner.restore(
             str(launch.experiment_dir),
@@ -83,8 +85,15 @@ def param_space(experiment: Experiment) -> dict[str, Any]:
 
 def required_cpus(experiment: Experiment) -> float:
     """CPUs one trial reserves: its main process, env runners and learners."""
-    bundles = experiment.config.algo_class.default_resource_request(experiment.config)
-    return sum(bundle.get("CPU", 0.0) for bundle in bundles.bundles)
+    request = algorithm_class(experiment).default_resource_request(experiment.config)
+    assert isinstance(request, PlacementGroupFactory)
+    return float(sum(bundle.get("CPU", 0.0) for bundle in request.bundles))
+
+
+def algorithm_class(experiment: Experiment) -> type[Algorithm]:
+    algo_class = experiment.config.algo_class
+    assert isinstance(algo_class, type) and issubclass(algo_class, Algorithm)
+    return algo_class
 
 
 def _init_ray(experiment: Experiment, address: str | None) -> None:
@@ -104,9 +113,7 @@ def _tune_config(experiment: Experiment) -> TuneConfig:
     scheduler = experiment.scheduler
     return TuneConfig(
         num_samples=experiment.num_samples,
-        scheduler=scheduler.build(experiment.metric, experiment.mode)
-        if scheduler
-        else None,
+        scheduler=scheduler.build(experiment.metric, experiment.mode) if scheduler else None,
         trial_dirname_creator=_trial_dirname,
         trial_name_creator=_trial_dirname,
     )

@@ -17,9 +17,7 @@ def load_experiment(path: str | Path) -> Experiment:
     """The `experiment` of the file at `path`; UsageError naming the problem otherwise."""
     path = Path(path)
     if not path.exists():
-        raise UsageError(
-            f"{path}: no such file; pass the path of a file in experiments/"
-        )
+        raise UsageError(f"{path}: no such file; pass the path of a file in experiments/")
     if path.is_dir() or path.suffix != ".py":
         raise UsageError(f"{path}: not a Python file; an experiment is a .py file")
     module = _import(path)
@@ -49,9 +47,7 @@ def _import(path: Path) -> ModuleType:
     sys.modules[name] = module
     try:
         spec.loader.exec_module(module)
-    except (
-        Exception
-    ) as error:  # the file's own code failed: report it as the file's problem
+    except Exception as error:  # the file's own code failed: report it as the file's problem
         del sys.modules[name]
         line = _line_in(path, error)
         raise UsageError(f"{path}{line}: {type(error).__name__}: {error}") from None

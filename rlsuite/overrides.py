@@ -40,9 +40,7 @@ def parse_assignment(text: str, flag: str = "--set") -> tuple[str, str]:
     """`PATH=VALUE` -> (PATH, VALUE)."""
     path, sep, value = text.partition("=")
     if not sep or not path.strip():
-        raise UsageError(
-            f"{flag} {text!r}: expected PATH=VALUE, e.g. {flag} training.lr=1e-4"
-        )
+        raise UsageError(f"{flag} {text!r}: expected PATH=VALUE, e.g. {flag} training.lr=1e-4")
     return path.strip(), value.strip()
 
 
@@ -58,10 +56,7 @@ def apply_sets(config: AlgorithmConfig, assignments: list[str]) -> AlgorithmConf
 def apply_set(config: AlgorithmConfig, path: str, raw: str) -> None:
     group, key, rest = _split(config, path)
     current = _current(config, key)
-    if rest:
-        value = _nested(current, rest, raw, path)
-    else:
-        value = coerce(parse_literal(raw), current, path)
+    value = _nested(current, rest, raw, path) if rest else coerce(parse_literal(raw), current, path)
     getattr(config, group)(**{key: value})
 
 
@@ -112,9 +107,7 @@ def _split(config: AlgorithmConfig, path: str) -> tuple[str, str, list[str]]:
         raise UsageError(f"--set {path}: not a config path; {hint}")
     group, key, *rest = parts
     if group not in GROUPS:
-        raise UsageError(
-            f"--set {path}: unknown group '{group}'; {_suggest(group, GROUPS)}"
-        )
+        raise UsageError(f"--set {path}: unknown group '{group}'; {_suggest(group, GROUPS)}")
     params = _params(config, group)
     if key not in params:
         owners = [g for g in GROUPS if key in _params(config, g)]
@@ -149,36 +142,20 @@ def _current(config: AlgorithmConfig, key: str) -> Any:
 def _nested(current: Any, rest: list[str], raw: str, path: str) -> Any:
     """`current` with the item at `rest` set to `raw`, as a new dict or dataclass."""
     head, *tail = rest
-    if (
-        isinstance(current, dict)
-        and not current
-        and path.startswith("rl_module.model_config")
-    ):
+    if isinstance(current, dict) and not current and path.startswith("rl_module.model_config"):
         current = DefaultModelConfig()
     if dataclasses.is_dataclass(current) and not isinstance(current, type):
         fields = [f.name for f in dataclasses.fields(current)]
         if head not in fields:
-            raise UsageError(
-                f"--set {path}: no field '{head}'; {_suggest(head, fields)}"
-            )
+            raise UsageError(f"--set {path}: no field '{head}'; {_suggest(head, fields)}")
         old = getattr(current, head)
-        new = (
-            _nested(old, tail, raw, path)
-            if tail
-            else coerce(parse_literal(raw), old, path)
-        )
+        new = _nested(old, tail, raw, path) if tail else coerce(parse_literal(raw), old, path)
         return dataclasses.replace(current, **{head: new})
     if isinstance(current, dict):
         old = current.get(head)
-        new = (
-            _nested(old, tail, raw, path)
-            if tail
-            else coerce(parse_literal(raw), old, path)
-        )
+        new = _nested(old, tail, raw, path) if tail else coerce(parse_literal(raw), old, path)
         return {**current, head: new}
-    raise UsageError(
-        f"--set {path}: '{head}' is inside a {_type_name(type(current))}, not a dict"
-    )
+    raise UsageError(f"--set {path}: '{head}' is inside a {_type_name(type(current))}, not a dict")
 
 
 def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:

@@ -72,7 +72,8 @@ class TrialSummary:
 
 def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
     summaries = []
-    for result in results:
+    for index in range(len(results)):
+        result = results[index]
         flat = _flatten(result.metrics or {})
         best = best_value(result, metric)
         summaries.append(

@@ -16,8 +16,8 @@ from rlsuite import launcher, validate
 from rlsuite.cli import build_parser
 from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
-from rlsuite.loader import load_experiment
 from rlsuite.launcher import Launch
+from rlsuite.loader import load_experiment
 from rlsuite.overrides import apply_sets
 from rlsuite.progress import best_value, summarize, write_summary
 from rlsuite.smoke import smoke
@@ -75,9 +75,9 @@ def prepare(
         validate.check_resumable(launch.experiment_dir)
     threshold = None
     if args.as_test:
-        threshold = validate.return_threshold(
-            experiment.stop
-        ) or validate.return_threshold(file_stop)
+        threshold = validate.return_threshold(experiment.stop) or validate.return_threshold(
+            file_stop
+        )
         if threshold is None:
             raise UsageError(
                 "--as-test: the experiment's stop has no return to reach; add one to its `stop`"
@@ -110,7 +110,7 @@ def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
 
 
 def _as_test(results: ResultGrid, metric: str, threshold: float) -> int:
-    values = [best_value(result, metric) for result in results]
+    values = [best_value(results[i], metric) for i in range(len(results))]
     best = max((v for v in values if v is not None), default=None)
     if best is not None and best >= threshold:
         print(f"as-test: passed, {metric} reached {best:.1f} >= {threshold:g}")

@@ -49,9 +49,7 @@ def smoke_config(config: AlgorithmConfig) -> AlgorithmConfig:
         rollout_fragment_length="auto",
     )
     config.learners(num_learners=0, num_gpus_per_learner=0)
-    config.environment(
-        env_config={**config.env_config, "max_episode_steps": MAX_EPISODE_STEPS}
-    )
+    config.environment(env_config={**config.env_config, "max_episode_steps": MAX_EPISODE_STEPS})
     config.reporting(min_time_s_per_iteration=None, min_train_timesteps_per_iteration=0)
     if _is_off_policy(config):
         _shrink_off_policy(config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -90,7 +91,7 @@ def check_storage(path: Path) -> None:
         raise UsageError(
             f"storage path {path}: {existing} is a file, not a directory; pick another --storage-path"
         )
-    if not os.access(existing, os.W_OK | os.X_OK) or _read_only(existing):
+    if not _writable(existing):
         raise UsageError(
             f"storage path {path}: {existing} is not writable; pick another --storage-path"
         )
@@ -113,8 +114,15 @@ def return_threshold(stop: Mapping[str, float]) -> tuple[str, float] | None:
     return None
 
 
-def _read_only(path: Path) -> bool:
-    return bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+def _writable(directory: Path) -> bool:
+    """Whether a folder can be made in `directory`, found by making one and removing it:
+    permission bits say nothing for root, nor for read-only or virtual file systems."""
+    try:
+        probe = tempfile.mkdtemp(prefix=".rlsuite-write-check-", dir=directory)
+    except OSError:
+        return False
+    os.rmdir(probe)
+    return True
 
 
 def _suggest(name: str) -> str:

@@ -1,0 +1,41 @@
+"""Shared fixtures: run the real CLI in a subprocess, read what it left behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py")
+
+
+@dataclass
+class CliRun:
+    returncode: int
+    stdout: str
+    stderr: str
+    storage: Path
+
+    def summary(self, name: str) -> dict:
+        return json.loads((self.storage / name / "summary.json").read_text())
+
+
+def run_cli(*args: str | Path, storage: Path, timeout: float = 600) -> CliRun:
+    """`python -m rlsuite.run ARGS --storage-path STORAGE`, as a user runs it."""
+    command = [sys.executable, "-m", "rlsuite.run", *map(str, args), "--storage-path", str(storage)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
+    )
+    return CliRun(done.returncode, done.stdout, done.stderr, storage)
+
+
+@pytest.fixture
+def storage(tmp_path: Path) -> Path:
+    return tmp_path / "results"

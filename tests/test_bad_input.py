@@ -1,0 +1,208 @@
+"""Bad input: one line on stderr naming the problem and the fix, exit 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlsuite.run import main
+from tests.conftest import ROOT, run_cli
+
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def run_main(*args: str | Path, storage: Path) -> int:
+    try:
+        return main([*map(str, args), "--storage-path", str(storage)])
+    except SystemExit as exit:  # argparse's own errors
+        return int(exit.code or 0)
+
+
+def assert_rejected(
+    capsys: pytest.CaptureFixture[str], code: int, storage: Path, *needles: str
+) -> str:
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert not storage.exists(), "bad input must not create the results directory"
+    return lines[0]
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(tmp_path / "nope.py", storage=storage)
+    assert_rejected(capsys, code, storage, "nope.py", "no such file")
+
+
+def test_not_python(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(write(tmp_path, "exp.yaml", "a: 1\n"), storage=storage)
+    assert_rejected(capsys, code, storage, "exp.yaml", "not a Python file")
+
+
+def test_binary_file_with_py_suffix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    path = tmp_path / "exp.py"
+    path.write_bytes(b"\xff\xfe\x00\x81binary")
+    code = run_main(path, storage=storage)
+    assert_rejected(capsys, code, storage, "not a Python file")
+
+
+def test_syntax_error_names_file_and_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    path = write(tmp_path, "broken.py", '"""Doc."""\nx = 1\nexperiment = (\n')
+    code = run_main(path, storage=storage)
+    assert_rejected(capsys, code, storage, "broken.py:3", "syntax error")
+
+
+def test_error_raised_by_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    path = write(tmp_path, "raises.py", "import not_a_module_anywhere\n")
+    code = run_main(path, storage=storage)
+    assert_rejected(capsys, code, storage, "raises.py:1", "ModuleNotFoundError")
+
+
+def test_no_experiment_attribute(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(write(tmp_path, "empty.py", "x = 1\n"), storage=storage)
+    assert_rejected(capsys, code, storage, "defines no `experiment`")
+
+
+def test_experiment_of_wrong_type(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(write(tmp_path, "wrong.py", "experiment = {'lr': 1}\n"), storage=storage)
+    assert_rejected(capsys, code, storage, "is a dict, not an rlsuite.Experiment")
+
+
+def test_unknown_env_suggests_close_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", "environment.env=classic/cartpol", storage=storage)
+    assert_rejected(capsys, code, storage, "unknown env 'classic/cartpol'", "classic/cartpole")
+
+
+def test_unknown_atari_game_suggests_close_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", "environment.env=atari/breakot", storage=storage)
+    assert_rejected(capsys, code, storage, "atari/breakout")
+
+
+@pytest.mark.parametrize(
+    ("assignment", "needles"),
+    [
+        ("training.lrr=1e-3", ("no setting 'lrr'", "lr")),
+        ("trainig.lr=1e-3", ("unknown group 'trainig'", "training")),
+        ("lr=1e-3", ("did you mean training.lr",)),
+        ("training.lr=fast", ("expects a float", "'fast'")),
+        ("env_runners.num_env_runners=1.5", ("expects an int",)),
+        ("rl_module.model_config.fcnet_hidens=[8]", ("no field 'fcnet_hidens'", "fcnet_hiddens")),
+        ("training.lr", ("expected PATH=VALUE",)),
+    ],
+)
+def test_bad_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], assignment: str, needles: tuple[str, ...]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", assignment, storage=storage)
+    assert_rejected(capsys, code, storage, *needles)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--num-samples", "0"),
+        ("--num-env-runners", "-1"),
+        ("--num-envs-per-env-runner", "0"),
+        ("--num-learners", "-2"),
+        ("--num-gpus-per-learner", "-1"),
+        ("--checkpoint-every", "0"),
+        ("--seed", "x"),
+    ],
+)
+def test_bad_counts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, *flags, storage=storage)
+    assert_rejected(capsys, code, storage, flags[0])
+
+
+def test_gpus_without_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--num-gpus-per-learner", "1", storage=storage)
+    assert_rejected(capsys, code, storage, "asks for 1 GPU", "has 0")
+
+
+def test_unknown_stop_metric(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--stop", "episode_retrun_mean=100", storage=storage)
+    assert_rejected(capsys, code, storage, "unknown metric", "episode_return_mean")
+
+
+def test_stop_value_not_a_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--stop", "training_iteration=many", storage=storage)
+    assert_rejected(capsys, code, storage, "expected a number")
+
+
+def test_resume_with_nothing_to_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--resume", storage=storage)
+    assert_rejected(capsys, code, storage, "nothing to resume")
+
+
+def test_storage_path_under_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = write(tmp_path, "afile", "")
+    storage = blocker / "results"
+    code = run_main(CARTPOLE, storage=storage)
+    assert_rejected(capsys, code, storage, "is a file, not a directory")
+
+
+def test_storage_path_read_only(capsys: pytest.CaptureFixture[str]) -> None:
+    storage = Path("/proc/rlsuite-results")
+    code = run_main(CARTPOLE, storage=storage)
+    assert_rejected(capsys, code, storage, "not writable")
+
+
+def test_as_test_without_a_return_to_reach(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    path = write(
+        tmp_path,
+        "no_return.py",
+        "from ray.rllib.algorithms.ppo import PPOConfig\n"
+        "from rlsuite import Experiment, metrics\n"
+        "experiment = Experiment(config=PPOConfig().environment('classic/cartpole'),"
+        " stop={metrics.TRAINING_ITERATION: 1})\n",
+    )
+    code = run_main(path, "--as-test", storage=storage)
+    assert_rejected(capsys, code, storage, "--as-test")
+
+
+def test_cli_process_reports_one_line_and_exit_2(tmp_path: Path) -> None:
+    """The same through a real process: no traceback reaches the terminal."""
+    run = run_cli(CARTPOLE, "--set", "training.lrr=1", storage=tmp_path / "results")
+    assert run.returncode == 2
+    assert run.stderr.strip().count("\n") == 0 and "Traceback" not in run.stderr
+    assert not (tmp_path / "results").exists()
