@@ -92,6 +92,16 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
     return summaries
 
 
+def was_interrupted(results: ResultGrid) -> bool:
+    """Whether a trial neither failed nor finished: Tune marks the last result of a trial
+    that met its stop criteria or was stopped by a scheduler `done`; Ctrl-C does not."""
+    for index in range(len(results)):
+        result = results[index]
+        if not result.error and not (result.metrics or {}).get("done"):
+            return True
+    return False
+
+
 def best_value(result: Result, metric: str) -> float | None:
     """Highest value of `metric` over the trial's whole history."""
     frame = result.metrics_dataframe

@@ -1,6 +1,7 @@
 """`python -m rlsuite.run EXPERIMENT_FILE [flags]`: run one experiment through Ray Tune.
 
-Exit codes: 0 done, 1 a trial failed or (`--as-test`) missed its stop return, 2 bad input.
+Exit codes: 0 done, 1 a trial failed or (`--as-test`) missed its stop return, 2 bad input,
+130 interrupted (continue with `--resume`).
 """
 
 from __future__ import annotations
@@ -19,36 +20,48 @@ from rlsuite.experiment import Experiment
 from rlsuite.launcher import Launch
 from rlsuite.loader import load_experiment
 from rlsuite.overrides import apply_sets
-from rlsuite.progress import best_value, summarize, write_summary
+from rlsuite.progress import best_value, summarize, was_interrupted, write_summary
 from rlsuite.smoke import smoke
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        experiment, launch_options, threshold = prepare(args)
+        experiment, launch, threshold = prepare(args)
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
-        return 2
-    results = launcher.run(experiment, launch_options)
+        return EXIT_BAD_INPUT
+    results = launcher.run(experiment, launch)
     summaries = summarize(results, experiment.metric)
     for summary in summaries:
         print(summary.line())
-    summary_file = launch_options.experiment_dir / "summary.json"
     write_summary(
-        summary_file,
+        launch.experiment_dir / "summary.json",
         summaries,
-        experiment=launch_options.name,
+        experiment=launch.name,
         metric=experiment.metric,
     )
-    print(
-        f"results: {launch_options.experiment_dir}  (tensorboard --logdir {launch_options.storage_path})"
-    )
+    print(f"results: {launch.experiment_dir}  (tensorboard --logdir {launch.storage_path})")
+    if was_interrupted(results):
+        print(f"interrupted: continue with  {_resume_command(args)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     if any(s.error for s in summaries):
         return 1
     if threshold is not None:
         return _as_test(results, *threshold)
     return 0
+
+
+def _resume_command(args: argparse.Namespace) -> str:
+    parts = ["python -m rlsuite.run", args.experiment_file, "--resume"]
+    if args.name:
+        parts += ["--name", args.name]
+    if args.storage_path != build_parser().get_default("storage_path"):
+        parts += ["--storage-path", args.storage_path]
+    return " ".join(parts)
 
 
 def prepare(
