@@ -155,7 +155,7 @@ def _nested(current: Any, rest: list[str], raw: str, path: str) -> Any:
         old = current.get(head)
         new = _nested(old, tail, raw, path) if tail else coerce(parse_literal(raw), old, path)
         return {**current, head: new}
-    raise UsageError(f"--set {path}: '{head}' is inside a {_type_name(type(current))}, not a dict")
+    raise UsageError(f"--set {path}: '{head}' is inside {_type_name(type(current))}, not a dict")
 
 
 def _suggest(word: str, choices: list[str] | tuple[str, ...]) -> str:

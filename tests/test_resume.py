@@ -30,8 +30,18 @@ FLAGS = (
 
 def test_interrupted_run_resumes_counters(storage: Path) -> None:
     trial_glob = "ppo_cartpole/PPO_*"
-    command = [sys.executable, "-m", "rlsuite.run", str(CARTPOLE), *FLAGS, "--storage-path", str(storage)]
-    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = [
+        sys.executable,
+        "-m",
+        "rlsuite.run",
+        str(CARTPOLE),
+        *FLAGS,
+        "--storage-path",
+        str(storage),
+    ]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 300
     while not list(storage.glob(f"{trial_glob}/checkpoint_000002")):
         assert process.poll() is None, process.communicate()

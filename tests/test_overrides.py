@@ -1,0 +1,87 @@
+"""`--set` edits land in the RLlib config with the right types, on a copy."""
+
+from __future__ import annotations
+
+import pytest
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.algorithms.sac import SACConfig
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+from rlsuite.errors import UsageError
+from rlsuite.overrides import apply_sets, parse_literal
+
+
+def base() -> PPOConfig:
+    return PPOConfig().environment("classic/cartpole", env_config={"g": 9.8})
+
+
+def test_sets_typed_values_on_a_copy() -> None:
+    config = base()
+    edited = apply_sets(
+        config,
+        [
+            "training.lr=1e-3",
+            "training.lambda_=0.9",
+            "training.num_epochs=3",
+            "training.use_kl_loss=false",
+            "env_runners.num_env_runners=3",
+            "environment.env=atari/breakout",
+        ],
+    )
+    assert edited.lr == 1e-3 and edited.lambda_ == 0.9 and edited.num_epochs == 3
+    assert edited.use_kl_loss is False and edited.num_env_runners == 3
+    assert edited.env == "atari/breakout"
+    assert config.lr == PPOConfig().lr and config.env == "classic/cartpole"
+
+
+def test_int_value_for_a_float_setting_becomes_float() -> None:
+    edited = apply_sets(base(), ["training.lr=1"])
+    assert edited.lr == 1.0 and isinstance(edited.lr, float)
+
+
+def test_nested_dict_keeps_other_keys() -> None:
+    edited = apply_sets(base(), ["environment.env_config.max_episode_steps=10"])
+    assert edited.env_config == {"g": 9.8, "max_episode_steps": 10}
+
+
+def test_model_config_field() -> None:
+    config = base().rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[32]))
+    edited = apply_sets(config, ["rl_module.model_config.fcnet_hiddens=[64, 64]"])
+    assert edited._model_config.fcnet_hiddens == [64, 64]
+
+
+def test_model_config_field_when_none_was_set() -> None:
+    edited = apply_sets(base(), ["rl_module.model_config.fcnet_activation=relu"])
+    assert edited._model_config.fcnet_activation == "relu"
+
+
+def test_algorithm_specific_settings() -> None:
+    edited = apply_sets(SACConfig(), ["training.actor_lr=1e-4", "training.tau=0.01"])
+    assert edited.actor_lr == 1e-4 and edited.tau == 0.01
+
+
+def test_later_assignments_win() -> None:
+    edited = apply_sets(base(), ["training.lr=1e-3", "training.lr=2e-3"])
+    assert edited.lr == 2e-3
+
+
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("1e-4", 1e-4),
+        ("3", 3),
+        ("[64, 64]", [64, 64]),
+        ("True", True),
+        ("false", False),
+        ("none", None),
+        ("relu", "relu"),
+        ("atari/pong", "atari/pong"),
+    ],
+)
+def test_parse_literal(raw: str, value: object) -> None:
+    assert parse_literal(raw) == value
+
+
+def test_nested_path_into_a_number_is_rejected() -> None:
+    with pytest.raises(UsageError, match="inside a float"):
+        apply_sets(base(), ["training.lr.x=1"])

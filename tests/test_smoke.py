@@ -1,0 +1,104 @@
+"""`smoke()` is a pure function: tiny CPU settings out, the input untouched."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from ray import tune
+from ray.rllib.algorithms.dqn import DQNConfig
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+from rlsuite import ASHA, PBT, Experiment, metrics, smoke
+from rlsuite.loader import load_experiment
+from tests.conftest import EXPERIMENTS
+
+
+def ppo_experiment() -> Experiment:
+    config = (
+        PPOConfig()
+        .environment("classic/cartpole", env_config={"g": 9.8})
+        .env_runners(num_env_runners=6, num_envs_per_env_runner=16)
+        .learners(num_learners=4, num_gpus_per_learner=1)
+        .training(train_batch_size_per_learner=8000, minibatch_size=512, num_epochs=10)
+        .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[512, 512]))
+        .evaluation(evaluation_interval=5, evaluation_duration=20)
+    )
+    return Experiment(
+        config=config,
+        stop={metrics.EPISODE_RETURN_MEAN: 450},
+        search={"lr": tune.grid_search([1e-3, 1e-4, 1e-5]), "gamma": tune.uniform(0.9, 0.99)},
+        scheduler=PBT(hyperparam_mutations={"lr": [1e-3, 1e-4]}, perturbation_interval=20),
+        num_samples=8,
+        checkpoint_every=50,
+    )
+
+
+def test_smoke_shrinks_everything() -> None:
+    small = smoke.smoke(ppo_experiment())
+    config = small.config
+    assert config.num_env_runners == 1 and config.num_envs_per_env_runner == 1
+    assert config.num_learners == 0 and config.num_gpus_per_learner == 0
+    assert config.train_batch_size_per_learner == smoke.TRAIN_BATCH and config.num_epochs == 1
+    assert config._model_config.fcnet_hiddens == smoke.HIDDEN
+    assert config.env_config == {"g": 9.8, "max_episode_steps": smoke.MAX_EPISODE_STEPS}
+    assert config.evaluation_duration == 1
+    assert small.stop == {metrics.TRAINING_ITERATION: smoke.ITERATIONS}
+    assert small.num_samples == 2 and small.checkpoint_every == 1
+    assert small.search["lr"] == {"grid_search": [1e-3, 1e-4]}
+    assert isinstance(small.scheduler, PBT) and small.scheduler.perturbation_interval == 1
+
+
+def test_smoke_leaves_its_input_untouched() -> None:
+    experiment = ppo_experiment()
+    before = experiment.config.to_dict()
+    fields = {
+        f.name: getattr(experiment, f.name)
+        for f in dataclasses.fields(experiment)
+        if f.name != "config"
+    }
+    smoke.smoke(experiment)
+    assert experiment.config.to_dict() == before
+    assert {f: getattr(experiment, f) for f in fields} == fields
+
+
+def test_smoke_is_idempotent() -> None:
+    once = smoke.smoke(ppo_experiment())
+    twice = smoke.smoke(once)
+    assert twice.config.to_dict() == once.config.to_dict()
+    assert twice.stop == once.stop and twice.num_samples == once.num_samples
+
+
+def test_smoke_shrinks_replay_and_learning_starts() -> None:
+    config = (
+        DQNConfig()
+        .environment("classic/cartpole")
+        .training(
+            replay_buffer_config={"type": "PrioritizedEpisodeReplayBuffer", "capacity": 1_000_000},
+            num_steps_sampled_before_learning_starts=50_000,
+            target_network_update_freq=8_000,
+        )
+    )
+    small = smoke.smoke_config(config)
+    assert small.replay_buffer_config["capacity"] == smoke.REPLAY_CAPACITY
+    assert small.replay_buffer_config["type"] == "PrioritizedEpisodeReplayBuffer"
+    assert small.num_steps_sampled_before_learning_starts <= smoke.TRAIN_BATCH
+    assert small.target_network_update_freq <= smoke.TRAIN_BATCH
+
+
+def test_smoke_asha_runs_to_the_smoke_iterations() -> None:
+    experiment = dataclasses.replace(ppo_experiment(), scheduler=ASHA(max_t=500, grace_period=50))
+    scheduler = smoke.smoke(experiment).scheduler
+    assert (
+        isinstance(scheduler, ASHA)
+        and scheduler.max_t == smoke.ITERATIONS
+        and scheduler.grace_period == 1
+    )
+
+
+@pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.stem)
+def test_every_experiment_smokes_to_cpu(path) -> None:
+    small = smoke.smoke(load_experiment(path))
+    assert small.config.num_gpus_per_learner == 0 and small.config.num_env_runners <= 1
+    assert small.stop == {metrics.TRAINING_ITERATION: smoke.ITERATIONS}
