@@ -99,10 +99,11 @@ def algorithm_class(experiment: Experiment) -> type[Algorithm]:
 def _init_ray(experiment: Experiment, address: str | None) -> None:
     if ray.is_initialized():
         return
-    runtime_env = {"env_vars": ACTOR_ENV_VARS}
+    runtime_env: dict[str, Any] = {"env_vars": ACTOR_ENV_VARS}
     if address:
         ray.init(address=address, runtime_env=runtime_env)
         return
+    runtime_env["worker_process_setup_hook"] = "rlsuite.warmup.import_rllib"
     # On a small machine a trial may reserve more CPUs than exist (e.g. PPO's main
     # process plus two env runners on 2 cores); oversubscribe rather than wait forever.
     cpus = max(os.cpu_count() or 1, int(required_cpus(experiment) + 0.999))

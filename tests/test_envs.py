@@ -18,14 +18,14 @@ ALL_ATARI = [name for name in envs.names() if name.startswith("atari/")]
 def check_registered_env(name: str) -> None:
     env = envs.make(name)
     check_env(env.unwrapped, skip_render_check=True)
-    observation, info = env.reset(seed=0)
+    observation, _ = env.reset(seed=0)
     assert env.observation_space.contains(observation), name
     for _ in range(5):
-        observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        observation, reward, terminated, truncated, _ = env.step(env.action_space.sample())
         assert env.observation_space.contains(observation), name
         assert np.isscalar(reward) and isinstance(terminated, bool) and isinstance(truncated, bool)
         if terminated or truncated:
-            observation, info = env.reset()
+            observation, _info = env.reset()
     env.close()
 
 
@@ -70,7 +70,7 @@ class TestAtariPreprocessing:
         env = envs.make("atari/pong")
         observation, _ = env.reset(seed=0)
         assert observation.shape == (84, 84, 4) and observation.dtype == np.float32
-        assert 0.0 <= observation.min() and observation.max() <= 1.0
+        assert observation.min() >= 0.0 and observation.max() <= 1.0
         assert env.observation_space.shape == (84, 84, 4)
 
     def test_frames_stack_oldest_first(self) -> None:
