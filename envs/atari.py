@@ -46,15 +46,16 @@ def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
         full_action_space=config.get("full_action_space", False),
         max_episode_steps=MAX_EPISODE_FRAMES,
     )
+    actions = env.unwrapped.get_action_meanings()  # type: ignore[attr-defined]
     env = gym.wrappers.AtariPreprocessing(
         env,
-        noop_max=30,
+        noop_max=30 if actions[0] == "NOOP" else 0,  # a few games (Backgammon) have no no-op
         frame_skip=4,
         screen_size=SCREEN_SIZE,
         grayscale_obs=True,
         scale_obs=True,
     )
-    if "FIRE" in env.unwrapped.get_action_meanings():  # type: ignore[attr-defined]
+    if actions[1:2] == ["FIRE"]:  # RLlib's FireResetEnv presses action 1
         env = FireResetEnv(env)  # games like Breakout wait for FIRE after a reset
     env = gym.wrappers.FrameStackObservation(env, FRAME_STACK)
     env = channels_last(env)

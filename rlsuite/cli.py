@@ -89,6 +89,11 @@ def build_parser() -> Parser:
         help="seed for envs, exploration and network initialisation",
     )
     parser.add_argument(
+        "--seeds",
+        type=positive_int,
+        help="run the same config as N trials seeded SEED..SEED+N-1 (SEED from --seed, default 0), for results over seeds",
+    )
+    parser.add_argument(
         "--name",
         help="results folder name under the storage path (default: the experiment file's name)",
     )

@@ -11,6 +11,7 @@ import dataclasses
 import sys
 from pathlib import Path
 
+from ray import tune
 from ray.tune import ResultGrid
 
 from rlsuite import launcher, validate
@@ -111,11 +112,16 @@ def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
     }
     config.env_runners(**{k: v for k, v in runners.items() if v is not None})
     config.learners(**{k: v for k, v in learners.items() if v is not None})
-    if args.seed is not None:
+    search = dict(experiment.search)
+    if args.seeds:
+        first = args.seed or 0
+        search["seed"] = tune.grid_search(list(range(first, first + args.seeds)))
+    elif args.seed is not None:
         config.debugging(seed=args.seed)
     return dataclasses.replace(
         experiment,
         config=config,
+        search=search,
         stop=validate.parse_stops(args.stops) or experiment.stop,
         num_samples=args.num_samples or experiment.num_samples,
         checkpoint_every=args.checkpoint_every or experiment.checkpoint_every,

@@ -85,3 +85,16 @@ def test_parse_literal(raw: str, value: object) -> None:
 def test_nested_path_into_a_number_is_rejected() -> None:
     with pytest.raises(UsageError, match="inside a float"):
         apply_sets(base(), ["training.lr.x=1"])
+
+
+def test_seeds_flag_grid_searches_the_seed() -> None:
+    from rlsuite.cli import build_parser
+    from rlsuite.loader import load_experiment
+    from rlsuite.run import apply_flags
+    from tests.conftest import ROOT
+
+    experiment = load_experiment(ROOT / "experiments" / "ppo_cartpole.py")
+    args = build_parser().parse_args(["x.py", "--seeds", "3", "--seed", "10"])
+    seeded = apply_flags(experiment, args)
+    assert seeded.search["seed"] == {"grid_search": [10, 11, 12]}
+    assert "seed" not in experiment.search
