@@ -1,0 +1,199 @@
+"""`python -m rlsuite.evaluate PATH [flags]`: play a trained policy, report its returns.
+
+PATH is an experiment results directory (the best trial's latest checkpoint by the
+experiment's metric, or `--trial`), a trial directory, or a checkpoint directory.
+`--video out.mp4` records the first episodes, `--export onnx|torchscript DIR` writes
+the inference network and checks it acts like the RLModule. Exit 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import gymnasium as gym
+
+import envs
+from rlsuite import export
+from rlsuite.cli import Parser, non_negative_int, positive_int
+from rlsuite.errors import UsageError
+from rlsuite.evaluation import rollout
+from rlsuite.evaluation.locate import Target, locate
+from rlsuite.evaluation.policy import SingleAgentPolicy
+from rlsuite.evaluation.video import Mp4Writer
+
+EXIT_BAD_INPUT = 2
+QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
+EXPORT_CHECK_BATCH = 256  # observations on which an export must act like the RLModule
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="python -m rlsuite.evaluate", description=__doc__.split("\n\n")[1])
+    parser.add_argument(
+        "path",
+        help="experiment results directory (results/<name>), trial directory or checkpoint_NNNNNN directory",
+    )
+    parser.add_argument(
+        "--trial",
+        help="trial directory name or id in an experiment directory (default: the best by the experiment's metric)",
+    )
+    parser.add_argument(
+        "--episodes",
+        type=non_negative_int,
+        default=10,
+        help="episodes to play (default 10; 0 with --export only exports)",
+    )
+    parser.add_argument(
+        "--explore",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="sample actions from the policy's distribution (default: --no-explore, greedy actions)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=0,
+        help="episode i resets the env with seed SEED+i (default 0)",
+    )
+    parser.add_argument(
+        "--env", help="registry env name to play on (default: the env the trial trained on)"
+    )
+    parser.add_argument(
+        "--video", type=Path, metavar="OUT.mp4", help="record the first episodes to this MP4 file"
+    )
+    parser.add_argument(
+        "--video-episodes", type=positive_int, default=1, help="episodes in the video (default 1)"
+    )
+    parser.add_argument(
+        "--export",
+        nargs=2,
+        metavar=("FORMAT", "DIR"),
+        help="write the inference network as onnx or torchscript into DIR",
+    )
+    return parser
+
+
+@dataclass
+class Evaluation:
+    """Everything checked and built before anything runs or is written."""
+
+    target: Target
+    env_name: str
+    env: gym.Env
+    policy: SingleAgentPolicy
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    # RLlib logs deprecation warnings about its own checkpoint code on restore: not the
+    # user's business, and they would break the one-line error contract on stderr. A
+    # filter, not a level: restoring an AlgorithmConfig resets RLlib's logger level.
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+    try:
+        evaluation = prepare(args)
+    except UsageError as error:
+        print(f"rlsuite.evaluate: error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    target = evaluation.target
+    print(
+        f"checkpoint {target.checkpoint} (trial {target.trial or 'unknown'}, env {evaluation.env_name})"
+    )
+    if args.export:
+        _export(evaluation.policy, args.export[0], Path(args.export[1]), args.seed)
+    if args.episodes:
+        _evaluate(evaluation, args)
+    return 0
+
+
+def prepare(args: argparse.Namespace) -> Evaluation:
+    if args.export and args.export[0] not in export.FORMATS:
+        raise UsageError(
+            f"--export {args.export[0]}: unknown format; use one of {', '.join(export.FORMATS)}"
+        )
+    if args.video and args.video.suffix != ".mp4":
+        raise UsageError(f"--video {args.video}: the file must end in .mp4")
+    if args.video and args.video_episodes > args.episodes:
+        raise UsageError(
+            f"--video-episodes {args.video_episodes} is more than --episodes {args.episodes}; play at least as many episodes as the video shows"
+        )
+    target = locate(Path(args.path), args.trial)
+    env_name = args.env or target.env
+    if env_name is None:
+        raise UsageError(
+            f"{target.checkpoint}: no params.json next to it names its env; pass --env NAME"
+        )
+    env_config = dict(target.env_config) if env_name == target.env else {}
+    env = _make_env(env_name, env_config, render=args.video is not None)
+    policy = SingleAgentPolicy.from_checkpoint(target.checkpoint)
+    policy.check_env(env_name, env)
+    return Evaluation(target, env_name, env, policy)
+
+
+def _make_env(name: str, env_config: dict, render: bool) -> gym.Env:
+    if render:
+        os.environ.setdefault("SDL_AUDIODRIVER", "dummy")  # pygame renderers need no sound card
+        env_config = {**env_config, "render_mode": "rgb_array"}
+    try:
+        env = envs.make(name, env_config)
+    except envs.UnknownEnvError as error:
+        raise UsageError(f"--env: {error}") from None
+    except TypeError:
+        raise UsageError(f"env {name} cannot render RGB frames; drop --video") from None
+    if render and env.render_mode != "rgb_array":
+        raise UsageError(f"env {name} cannot render RGB frames; drop --video")
+    return env
+
+
+def _evaluate(evaluation: Evaluation, args: argparse.Namespace) -> None:
+    mode = "exploring" if args.explore else "greedy"
+    writer = Mp4Writer(args.video, _fps(evaluation.env)) if args.video else None
+    try:
+        results = rollout.play(
+            evaluation.policy,
+            evaluation.env,
+            args.episodes,
+            args.explore,
+            args.seed,
+            frame_sink=lambda i: writer.add if writer and i < args.video_episodes else None,
+        )
+    finally:
+        if writer:
+            writer.close()
+    returns, lengths = rollout.summarize(results)
+    print(
+        f"{len(results)} episodes, {mode} actions, seeds {args.seed}..{args.seed + len(results) - 1}"
+    )
+    print(f"{'policy':<20} {'return mean':>12} {'std':>9} {'min':>9} {'max':>9}")
+    for policy_id, stats in returns.items():
+        print(
+            f"{policy_id:<20} {stats.mean:>12.2f} {stats.std:>9.2f} {stats.min:>9.2f} {stats.max:>9.2f}"
+        )
+    print(
+        f"{'episode length':<20} {lengths.mean:>12.1f} {lengths.std:>9.1f} {lengths.min:>9.0f} {lengths.max:>9.0f}"
+    )
+    if writer:
+        print(
+            f"video {writer.path}: {writer.frames} frames of {args.video_episodes} episode(s) at {writer.fps} fps"
+        )
+
+
+def _export(policy: SingleAgentPolicy, fmt: export.Format, directory: Path, seed: int) -> None:
+    observations = export.sample_observations(policy.module, EXPORT_CHECK_BATCH, seed)
+    for policy_id in policy.policy_ids:
+        path = export.export(policy.module, fmt, directory, policy_id, observations)
+        same = export.matches(policy.module, path, observations)
+        verdict = "same actions as the RLModule" if same else "ACTIONS DIFFER from the RLModule"
+        print(f"exported {policy_id} to {path} ({verdict} on {len(observations)} observations)")
+
+
+def _fps(env: gym.Env) -> int:
+    return int(env.metadata.get("render_fps") or 30)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""MP4 files of rendered episodes, written and read with PyAV (FFmpeg's libraries)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import av
+import numpy as np
+
+CODEC = "libx264"  # H.264: plays in browsers, VS Code and every video player
+
+
+class Mp4Writer:
+    """Streams RGB frames (height, width, 3, uint8) into an H.264 MP4, one at a time, so a
+    long episode never sits in memory."""
+
+    def __init__(self, path: Path, fps: int = 30) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.fps = fps
+        self.frames = 0
+        self._container = av.open(str(path), mode="w")
+        self._stream: Any = None
+
+    def add(self, frame: np.ndarray) -> None:
+        if self._stream is None:
+            self._stream = self._container.add_stream(CODEC, rate=self.fps)
+            # yuv420p (what players expect) needs even sides; frames get padded to them.
+            self._stream.height, self._stream.width = (_even(n) for n in frame.shape[:2])
+            self._stream.pix_fmt = "yuv420p"
+        padded = _pad(frame, self._stream.height, self._stream.width)
+        self._container.mux(self._stream.encode(av.VideoFrame.from_ndarray(padded, format="rgb24")))
+        self.frames += 1
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._container.mux(self._stream.encode())  # flush the encoder's buffered frames
+        self._container.close()
+
+    def __enter__(self) -> Mp4Writer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def write_mp4(frames: Iterable[np.ndarray], path: Path, fps: int = 30) -> int:
+    """Write RGB frames as an H.264 MP4; returns the frame count."""
+    with Mp4Writer(path, fps) as writer:
+        for frame in frames:
+            writer.add(frame)
+    return writer.frames
+
+
+def count_frames(path: Path) -> int:
+    """Frames in a video file, counted by decoding it (container headers can be wrong)."""
+    with av.open(str(path)) as container:
+        return sum(1 for _ in container.decode(video=0))
+
+
+def _even(n: int) -> int:
+    return n + n % 2
+
+
+def _pad(frame: np.ndarray, height: int, width: int) -> np.ndarray:
+    frame = np.ascontiguousarray(frame[..., :3], dtype=np.uint8)
+    rows, cols = height - frame.shape[0], width - frame.shape[1]
+    return np.pad(frame, ((0, rows), (0, cols), (0, 0))) if rows or cols else frame

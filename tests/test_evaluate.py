@@ -1,0 +1,92 @@
+"""`python -m rlsuite.evaluate` on a real smoke checkpoint: returns, video, bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlsuite.evaluation.video import count_frames
+from tests.conftest import ROOT, run_cli
+
+EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
+
+
+def evaluate(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "rlsuite.evaluate", *map(str, args)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+
+
+@pytest.fixture(scope="module")
+def experiment_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One smoke PPO CartPole run (50-step episodes, two checkpoints) for the module."""
+    storage = tmp_path_factory.mktemp("results")
+    run = run_cli(EXPERIMENT, "--smoke", "--seed", "0", "--name", "cartpole", storage=storage)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return storage / "cartpole"
+
+
+def test_single_agent_returns_and_video(experiment_dir: Path, tmp_path: Path) -> None:
+    video = tmp_path / "out.mp4"
+    done = evaluate(experiment_dir, "--episodes", "3", "--video", video, "--video-episodes", "2")
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads((experiment_dir / "summary.json").read_text())
+    assert f"checkpoint {summary['trials'][0]['checkpoint']}" in done.stdout  # the latest one
+    row = next(line for line in done.stdout.splitlines() if line.startswith("default_policy"))
+    mean, _std, low, high = map(float, row.split()[1:])
+    assert 1 <= low <= mean <= high <= 50  # CartPole pays 1 per step; smoke caps episodes at 50
+    lengths = next(line for line in done.stdout.splitlines() if line.startswith("episode length"))
+    assert float(lengths.split()[2]) == pytest.approx(mean, abs=0.05)  # return = length here
+    # Two episodes of (reset + one frame per step); read back by decoding the file.
+    frames = int(done.stdout.split("video ")[1].split(": ")[1].split()[0])
+    assert count_frames(video) == frames
+    assert 2 * (low + 1) <= frames <= 2 * (high + 1)
+
+
+def test_greedy_evaluation_is_repeatable(experiment_dir: Path) -> None:
+    first, second = (evaluate(experiment_dir, "--episodes", "2", "--seed", "7") for _ in range(2))
+    assert first.returncode == second.returncode == 0
+    table = [line for line in first.stdout.splitlines() if line.startswith("default_policy")]
+    assert table == [
+        line for line in second.stdout.splitlines() if line.startswith("default_policy")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--env", "classic/pendulum"], "evaluate it on the env it was trained on"),
+        (["--env", "classic/cartpol"], "did you mean classic/cartpole"),
+        (["--trial", "nope"], "--trial nope"),
+        (["--video", "out.gif"], "must end in .mp4"),
+        (["--export", "tflite", "x"], "unknown format"),
+        (["--episodes", "-1"], "must be 0 or more"),
+    ],
+)
+def test_bad_input_is_one_line(experiment_dir: Path, args: list[str], message: str) -> None:
+    done = evaluate(experiment_dir, *args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_directory_without_checkpoints(experiment_dir: Path, tmp_path: Path) -> None:
+    trial = tmp_path / "PPO_0000"
+    trial.mkdir()
+    (trial / "params.json").write_text(
+        (next(experiment_dir.glob("PPO_*")) / "params.json").read_text()
+    )
+    cases = [
+        (tmp_path / "empty", "no such directory"),
+        (tmp_path, "no trial has checkpoints"),
+        (trial, "this trial has no checkpoints"),
+    ]
+    for path, message in cases:
+        done = evaluate(path)
+        assert done.returncode == 2 and message in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
