@@ -1,0 +1,64 @@
+"""`python -m rlsuite.report RESULTS_DIR [RESULTS_DIR ...]`: markdown report with figures.
+
+Each results directory is one config and its trials are seeds of it (`--seeds N` on
+the launcher); several directories are configs to compare. Writes report.md,
+learning_curves.png, final_scores.png (and pbt_<name>.png for PBT runs). Exit 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from rlsuite.cli import Parser
+from rlsuite.errors import UsageError
+from rlsuite.reporting import markdown, runs
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> Parser:
+    parser = Parser(prog="python -m rlsuite.report", description=__doc__.split("\n\n")[1])
+    parser.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        help="results directories (results/<name>) written by rlsuite.run",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=Path("report"),
+        help="directory for report.md and the PNGs (default ./report)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        configs = [runs.load(path) for path in args.results]
+        _check_comparable(configs)
+    except UsageError as error:
+        print(f"rlsuite.report: error: {error}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    path = markdown.write(configs, args.output)
+    print(f"report: {path} ({', '.join(sorted(p.name for p in args.output.glob('*.png')))})")
+    return 0
+
+
+def _check_comparable(configs: list[runs.Config]) -> None:
+    labels = [c.label for c in configs]
+    if len(set(labels)) < len(labels):
+        raise UsageError(
+            f"two results directories have the same name ({', '.join(labels)}); give each run its own --name"
+        )
+    metrics = {c.metric for c in configs}
+    if len(metrics) > 1:
+        raise UsageError(
+            f"the results use different metrics ({', '.join(sorted(metrics))}); report runs of one metric together"
+        )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The report: figures plus a final-score table over seeds, per config and per trial."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from rlsuite import metrics
+from rlsuite.reporting import figures, stats
+from rlsuite.reporting.runs import Config, Trial, pbt_lineage
+
+FINAL_WINDOW = 5  # final score: the metric's mean over the last iterations, not one noisy value
+
+
+def final_score(trial: Trial, metric: str) -> float:
+    values = trial.series(metric)
+    values = values[np.isfinite(values)][-FINAL_WINDOW:]
+    return float(values.mean()) if len(values) else np.nan
+
+
+def write(configs: list[Config], output: Path) -> Path:
+    """Write `output/report.md` and its PNGs; returns the markdown path."""
+    output.mkdir(parents=True, exist_ok=True)
+    finals = [np.array([final_score(t, c.metric) for t in c.trials]) for c in configs]
+    lines = [f"# Report: {', '.join(c.label for c in configs)}", ""]
+    curves = figures.learning_curves(configs, output / "learning_curves.png")
+    scores = figures.final_scores(
+        configs, [f[np.isfinite(f)] for f in finals], output / "final_scores.png"
+    )
+    lines += [f"![learning curves]({curves.name})", "", f"![final scores]({scores.name})", ""]
+    lines += _score_table(configs, finals)
+    for config in configs:
+        lines += _trial_table(config)
+        lines += _pbt_section(config, output)
+    path = output / "report.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _score_table(configs: list[Config], finals: list[np.ndarray]) -> list[str]:
+    lines = [
+        "## Final scores over seeds",
+        "",
+        f"Final score: mean `{configs[0].metric}` over each trial's last {FINAL_WINDOW} iterations. "
+        "IQM: mean of the middle 50% of seeds; CI: 95% stratified bootstrap (as rliable).",
+        "",
+        "| config | env | seeds | IQM | 95% CI | mean | std | env steps | env steps/s | wall time (s) |",
+        "| --- | --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for config, scores in zip(configs, finals, strict=True):
+        scores = scores[np.isfinite(scores)]
+        low, high = stats.stratified_bootstrap_ci(scores) if len(scores) else (np.nan, np.nan)
+        steps = [_last(t, metrics.ENV_STEPS_SAMPLED_LIFETIME) for t in config.trials]
+        lines.append(
+            f"| {config.label} | {config.env} | {len(scores)} | {stats.iqm(scores):.1f} | [{low:.1f}, {high:.1f}] "
+            f"| {scores.mean():.1f} | {scores.std():.1f} | {np.nanmean(steps):,.0f} | {_throughput(config.trials):,.0f} "
+            f"| {np.nanmean([_last(t, metrics.TIME_TOTAL_S) for t in config.trials]):.1f} |"
+        )
+    return [*lines, ""]
+
+
+def _trial_table(config: Config) -> list[str]:
+    lines = [
+        f"### {config.label}: trials",
+        "",
+        "| trial | seed | final | best | env steps | env steps/s | wall time (s) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for trial in config.trials:
+        best = (
+            np.nanmax(trial.series(config.metric))
+            if np.isfinite(trial.series(config.metric)).any()
+            else np.nan
+        )
+        lines.append(
+            f"| {trial.name} | {trial.seed if trial.seed is not None else '-'} | {final_score(trial, config.metric):.1f} | {best:.1f} "
+            f"| {_last(trial, metrics.ENV_STEPS_SAMPLED_LIFETIME):,.0f} | {_throughput([trial]):,.0f} | {_last(trial, metrics.TIME_TOTAL_S):.1f} |"
+        )
+    return [*lines, ""]
+
+
+def _pbt_section(config: Config, output: Path) -> list[str]:
+    keys = mutated_keys(config)
+    lineage = pbt_lineage(config.path)
+    if not keys and not lineage:
+        return []
+    lines = [f"### {config.label}: PBT", ""]
+    if keys:
+        figure = figures.hyperparameter_schedules(config, keys, output / f"pbt_{config.label}.png")
+        lines += [f"![hyperparameter schedules]({figure.name})", ""]
+    lines += [
+        f"- iteration {entry[2]}: {entry[0]} copied {entry[1]} (its iteration {entry[3]})"
+        for entry in lineage
+        if len(entry) >= 4
+    ]
+    return [*lines, ""]
+
+
+def mutated_keys(config: Config) -> list[str]:
+    """Numeric config keys whose value changed during some trial: PBT's mutations."""
+    keys: set[str] = set()
+    for trial in config.trials:
+        seen: dict[str, set[Any]] = {}
+        for result in trial.results:
+            for key, value in (result.get("config") or {}).items():
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    seen.setdefault(key, set()).add(value)
+        keys |= {key for key, values in seen.items() if len(values) > 1}
+    return sorted(keys)
+
+
+def _last(trial: Trial, key: str) -> float:
+    values = trial.series(key)
+    values = values[np.isfinite(values)]
+    return float(values[-1]) if len(values) else np.nan
+
+
+def _throughput(trials: list[Trial]) -> float:
+    """Median env steps per second over all iterations (robust to a slow first one)."""
+    values = np.concatenate([t.series(metrics.ENV_STEPS_PER_SECOND) for t in trials])
+    values = values[np.isfinite(values)]
+    return float(np.median(values)) if len(values) else np.nan

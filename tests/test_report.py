@@ -1,0 +1,86 @@
+"""`python -m rlsuite.report` on real smoke results of two seeds: PNGs, IQM table, bad input."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rlsuite.reporting import stats
+from tests.conftest import ROOT, run_cli
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def report(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "rlsuite.report", *map(str, args)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A smoke PPO CartPole run over seeds 0 and 1: one results directory, two trials."""
+    storage = tmp_path_factory.mktemp("results")
+    run = run_cli(
+        ROOT / "experiments/ppo_cartpole.py",
+        "--smoke",
+        "--seeds",
+        "2",
+        "--name",
+        "ppo",
+        storage=storage,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return storage / "ppo"
+
+
+def test_report_renders_figures_and_iqm_table(results: Path, tmp_path: Path) -> None:
+    other = tmp_path / "ppo_copy"  # a second config to compare (same data, another name)
+    shutil.copytree(results, other)
+    output = tmp_path / "report"
+    done = report(results, other, "--output", output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name in ("learning_curves.png", "final_scores.png"):
+        data = (output / name).read_bytes()
+        assert data.startswith(PNG_SIGNATURE) and len(data) > 10_000  # a drawn figure, not a stub
+    text = (output / "report.md").read_text()
+    assert "![learning curves](learning_curves.png)" in text
+    rows = [line for line in text.splitlines() if line.startswith(("| ppo |", "| ppo_copy |"))]
+    assert len(rows) == 2
+    cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    assert cells[1] == "classic/cartpole" and cells[2] == "2"  # env, seeds
+    iqm, (low, high) = float(cells[3]), map(float, re.findall(r"-?[\d.]+", cells[4]))
+    assert 1 <= low <= iqm <= high <= 50  # smoke episodes end by 50 steps
+    seeds = re.findall(r"^\| PPO_\w+ \| (\d) \|", text, flags=re.MULTILINE)
+    assert sorted(seeds) == ["0", "0", "1", "1"]  # each trial is one seed (two configs)
+
+
+def test_iqm_and_bootstrap_match_rliable_definitions() -> None:
+    scores = np.arange(1.0, 9.0)  # 1..8: the middle half is 3, 4, 5, 6
+    assert stats.iqm(scores) == pytest.approx(4.5)
+    low, high = stats.stratified_bootstrap_ci(scores)
+    assert low < 4.5 < high
+    assert stats.stratified_bootstrap_ci(np.full(5, 3.0)) == (3.0, 3.0)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tmp, res: tmp / "missing", "no such directory"),
+        (lambda tmp, res: tmp, "no trial results here"),
+        (lambda tmp, res: [res, res], "same name"),
+    ],
+)
+def test_bad_input_is_one_line(results: Path, tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
+    paths = make(tmp_path, results)
+    done = report(*(paths if isinstance(paths, list) else [paths]), "--output", tmp_path / "out")
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    assert not (tmp_path / "out").exists()  # nothing written
