@@ -11,6 +11,7 @@ matplotlib.use("Agg")  # files only: no display on servers and CI
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FuncFormatter
 
 from rlsuite import metrics
 from rlsuite.reporting import stats
@@ -36,11 +37,12 @@ def learning_curves(configs: list[Config], path: Path) -> Path:
     for axis, (_, label) in zip(axes, X_AXES, strict=True):
         axis.set_xlabel(label)
         axis.grid(alpha=0.3)
-    axes[0].ticklabel_format(axis="x", style="sci", scilimits=(0, 3))
+    axes[0].xaxis.set_major_formatter(FuncFormatter(_thousands))  # 40k, not 0.4 with "1e5"
     axes[0].set_ylabel(_metric_label(configs[0].metric))
     axes[0].legend(loc="best", fontsize="small", frameon=False)
     figure.suptitle(
-        f"{configs[0].env}: mean over seeds, shaded 95% bootstrap CI", fontsize="medium"
+        f"{configs[0].env}: mean over seeds, shaded 95% bootstrap CI (curves end with the shortest run)",
+        fontsize="medium",
     )
     return _save(figure, path)
 
@@ -94,6 +96,10 @@ def _metric_label(metric: str) -> str:
         metrics.EVALUATION_RETURN_MEAN: "evaluation return",
     }
     return names.get(metric, metric)
+
+
+def _thousands(value: float, _position: int) -> str:
+    return f"{value / 1000:g}k" if value else "0"
 
 
 def _colors(count: int) -> list[Any]:
