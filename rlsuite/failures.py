@@ -8,6 +8,7 @@ runner's log. Ray's state API reads the log from whichever node the runner ran o
 from __future__ import annotations
 
 import re
+import time
 
 _RUNNER = re.compile(
     r"class_name: (\w*EnvRunner)\s+actor_id: \w+\s+pid: (\d+)(?:\s+namespace: \S+)?\s+ip: ([\d.]+)"
@@ -39,11 +40,18 @@ def root_exception(log_lines: list[str]) -> str | None:
     return None
 
 
-def _runner_exception(pid: int, node_ip: str) -> str | None:
+def _runner_exception(pid: int, node_ip: str, attempts: int = 5) -> str | None:
+    """The root exception in the runner's stderr log. The log of a worker that just died
+    can reach the log service a moment later, and a busy machine answers slowly: retry."""
     from ray.util.state import get_log
 
-    try:
-        lines = list(get_log(pid=pid, node_ip=node_ip, suffix="err", tail=1000, timeout=10))
-    except Exception:  # the state API is best effort: fall back to Ray's own message
-        return None
-    return root_exception([line for chunk in lines for line in chunk.splitlines()])
+    for attempt in range(attempts):
+        try:
+            chunks = list(get_log(pid=pid, node_ip=node_ip, suffix="err", tail=1000, timeout=30))
+        except Exception:  # the state API is best effort: fall back to Ray's own message
+            chunks = []
+        cause = root_exception([line for chunk in chunks for line in chunk.splitlines()])
+        if cause:
+            return cause
+        time.sleep(1.0 + attempt)
+    return None

@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         summaries,
         experiment=launch.name,
         metric=experiment.metric,
+        mode=experiment.mode,
     )
     print(f"results: {launch.experiment_dir}  (tensorboard --logdir {launch.storage_path})")
     if was_interrupted(results):
