@@ -21,7 +21,8 @@ from ray.tune.execution.placement_groups import PlacementGroupFactory
 from ray.tune.experiment import Trial
 
 import envs
-from rlsuite.experiment import Experiment
+from rlsuite import pbt
+from rlsuite.experiment import PBT, Experiment
 from rlsuite.progress import ProgressPrinter
 
 # One torch/BLAS thread per Ray actor: with two, RLlib's sampling on a 2-core machine
@@ -76,6 +77,8 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
 def param_space(experiment: Experiment) -> dict[str, Any]:
     """The RLlib config as Tune's param space, with the experiment's search on top."""
     config = experiment.config.copy(copy_frozen=False)
+    if isinstance(experiment.scheduler, PBT):
+        config = pbt.with_check(config)
     if experiment.max_failures == 0:
         # Otherwise RLlib restarts a crashed env runner after a minute and returns
         # results without env-runner metrics; fail the trial with the env's error instead.

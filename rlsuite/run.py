@@ -14,7 +14,7 @@ from pathlib import Path
 from ray import tune
 from ray.tune import ResultGrid
 
-from rlsuite import launcher, validate
+from rlsuite import launcher, multiagent, validate
 from rlsuite.cli import build_parser
 from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
@@ -83,6 +83,8 @@ def prepare(
         resume=args.resume,
     )
     validate.check_env(experiment.config)
+    validate.check_config(experiment.config)
+    multiagent.check_multi_agent(experiment.config)
     validate.check_stop(experiment.stop)
     validate.check_gpus(experiment.config, launch.address)
     validate.check_storage(launch.storage_path)

@@ -119,7 +119,8 @@ def _first_grid_values(search: Mapping[str, Any]) -> dict[str, Any]:
 
 def _smoke_scheduler(scheduler: Scheduler | None) -> Scheduler | None:
     if isinstance(scheduler, PBT):
-        return dataclasses.replace(scheduler, perturbation_interval=1)
+        # With two trials only a 0.5 quantile puts one in the bottom and one in the top.
+        return dataclasses.replace(scheduler, perturbation_interval=1, quantile_fraction=0.5)
     if isinstance(scheduler, ASHA):
         return dataclasses.replace(scheduler, max_t=ITERATIONS, grace_period=1)
     return scheduler

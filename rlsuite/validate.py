@@ -27,6 +27,17 @@ def check_env(config: AlgorithmConfig) -> None:
             raise UsageError(str(error)) from None
 
 
+def check_config(config: AlgorithmConfig) -> None:
+    """RLlib's own validation of the config, run here rather than inside the first trial."""
+    try:
+        config.copy(copy_frozen=False).validate()
+    except ValueError as error:
+        reason = str(error).strip().splitlines()[0]
+        raise UsageError(
+            f"invalid RLlib config: {reason} (fix it with --set or in the experiment file)"
+        ) from None
+
+
 def check_stop(stop: Mapping[str, float]) -> None:
     if not stop:
         raise UsageError(

@@ -143,6 +143,12 @@ def test_bad_counts(
     assert_rejected(capsys, code, storage, flags[0])
 
 
+def test_config_rllib_rejects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", "training.train_batch_size_per_learner=64", storage=storage)
+    assert_rejected(capsys, code, storage, "invalid RLlib config", "minibatch_size")
+
+
 def test_gpus_without_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import torch
 

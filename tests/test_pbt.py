@@ -1,0 +1,83 @@
+"""PBT exploits happen, and the learner trains with the perturbed values afterwards."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core import DEFAULT_MODULE_ID
+
+from rlsuite import metrics, pbt
+from tests.conftest import ROOT, run_cli
+
+LEARNING_RATE = "default_optimizer_learning_rate"
+ENTROPY = "curr_entropy_coeff"
+
+
+def test_pbt_exploit_applies_the_perturbed_values(storage: Path) -> None:
+    run = run_cli(
+        ROOT / "experiments" / "pbt_ppo_cartpole.py",
+        "--smoke",
+        "--stop",
+        "training_iteration=5",
+        storage=storage,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    exploits = 0
+    for trial_dir in (storage / "pbt_ppo_cartpole").glob("PPO_*"):
+        rows = [json.loads(line) for line in (trial_dir / "result.json").read_text().splitlines()]
+        for before, after in itertools.pairwise(rows):
+            if after["config"]["lr"] != before["config"]["lr"]:
+                exploits += 1
+            learner = after["learners"][DEFAULT_MODULE_ID]
+            assert learner[LEARNING_RATE] == pytest.approx(after["config"]["lr"])
+            assert learner[ENTROPY] == pytest.approx(after["config"]["entropy_coeff"])
+        assert rows[-1][metrics.TRAINING_ITERATION] == 5
+    assert exploits >= 1, "no PBT exploit happened"
+
+
+@pytest.fixture(scope="module")
+def algorithm():
+    config = (
+        PPOConfig()
+        .environment("CartPole-v1")
+        .env_runners(num_env_runners=0)
+        .training(
+            lr=1e-3,
+            entropy_coeff=0.01,
+            clip_param=0.2,
+            train_batch_size_per_learner=64,
+            minibatch_size=32,
+        )
+    )
+    algo = config.build_algo()
+    yield algo
+    algo.stop()
+
+
+def test_check_passes_when_the_learner_follows_its_config(algorithm) -> None:
+    pbt.check_learner_follows_config(algorithm=algorithm)
+
+
+def test_check_fails_loudly_when_the_learner_ignores_a_perturbation(algorithm) -> None:
+    learner = algorithm.learner_group._learner
+    optimizer = learner.get_optimizers_for_module(DEFAULT_MODULE_ID)[0][1]
+    optimizer.param_groups[0]["lr"] = 5e-4  # what a checkpoint restore used to leave behind
+    try:
+        with pytest.raises(pbt.PerturbationIgnoredError, match=r"lr=0.0005 \(config 0.001\)"):
+            pbt.check_learner_follows_config(algorithm=algorithm)
+    finally:
+        optimizer.param_groups[0]["lr"] = 1e-3
+
+
+def test_with_check_keeps_the_experiments_own_callbacks() -> None:
+    def own(**_: object) -> None:
+        pass
+
+    config = PPOConfig().callbacks(on_train_result=own)
+    checked = pbt.with_check(config)
+    assert checked.callbacks_on_train_result == [own, pbt.check_learner_follows_config]
+    assert config.callbacks_on_train_result is own
