@@ -107,6 +107,11 @@ def build_parser() -> Parser:
         help="join a running Ray cluster ('auto' or ray://HOST:PORT) instead of starting a local one",
     )
     parser.add_argument(
+        "--max-concurrent-trials",
+        type=positive_int,
+        help="trials running at once (default: as many as the resources allow)",
+    )
+    parser.add_argument(
         "--num-env-runners",
         type=non_negative_int,
         help="env runners (rollout actors); 0 samples in the trainer's process",

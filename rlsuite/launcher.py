@@ -21,7 +21,7 @@ from ray.tune.execution.placement_groups import PlacementGroupFactory
 from ray.tune.experiment import Trial
 
 import envs
-from rlsuite import pbt
+from rlsuite import cluster, pbt
 from rlsuite.experiment import PBT, Experiment
 from rlsuite.progress import ProgressPrinter
 
@@ -38,6 +38,7 @@ class Launch:
     storage_path: Path
     address: str | None = None
     resume: bool = False
+    max_concurrent_trials: int | None = None
 
     @property
     def experiment_dir(self) -> Path:
@@ -52,7 +53,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     # The classic reporter at verbose=0 prints nothing; ProgressPrinter prints instead.
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.update(ACTOR_ENV_VARS)
-    _init_ray(experiment, launch.address)
+    _init_ray(experiment, launch)
     if isinstance(experiment.config.env, str):
         envs.register(experiment.config.env)
     trainable = algorithm_class(experiment)
@@ -68,7 +69,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
         tuner = Tuner(
             trainable,
             param_space=param_space(experiment),
-            tune_config=_tune_config(experiment),
+            tune_config=_tune_config(experiment, launch.max_concurrent_trials),
             run_config=_run_config(experiment, launch),
         )
     return tuner.fit()
@@ -88,9 +89,7 @@ def param_space(experiment: Experiment) -> dict[str, Any]:
 
 def required_cpus(experiment: Experiment) -> float:
     """CPUs one trial reserves: its main process, env runners and learners."""
-    request = algorithm_class(experiment).default_resource_request(experiment.config)
-    assert isinstance(request, PlacementGroupFactory)
-    return float(sum(bundle.get("CPU", 0.0) for bundle in request.bundles))
+    return _trial_request(experiment).get("CPU", 0.0)
 
 
 def algorithm_class(experiment: Experiment) -> type[Algorithm]:
@@ -99,24 +98,35 @@ def algorithm_class(experiment: Experiment) -> type[Algorithm]:
     return algo_class
 
 
-def _init_ray(experiment: Experiment, address: str | None) -> None:
+def _init_ray(experiment: Experiment, launch: Launch) -> None:
     if ray.is_initialized():
         return
-    runtime_env: dict[str, Any] = {"env_vars": ACTOR_ENV_VARS}
-    if address:
-        ray.init(address=address, runtime_env=runtime_env)
+    if launch.address:
+        cluster.connect(launch.address, ACTOR_ENV_VARS)
+        cluster.check_resources(_trial_request(experiment), ray.cluster_resources())
+        cluster.check_shared_storage(str(launch.storage_path))
         return
-    runtime_env["worker_process_setup_hook"] = "rlsuite.warmup.import_rllib"
     # On a small machine a trial may reserve more CPUs than exist (e.g. PPO's main
     # process plus two env runners on 2 cores); oversubscribe rather than wait forever.
     cpus = max(os.cpu_count() or 1, int(required_cpus(experiment) + 0.999))
+    runtime_env = {
+        "env_vars": ACTOR_ENV_VARS,
+        "worker_process_setup_hook": "rlsuite.warmup.import_rllib",
+    }
     ray.init(num_cpus=cpus, runtime_env=runtime_env)
 
 
-def _tune_config(experiment: Experiment) -> TuneConfig:
+def _trial_request(experiment: Experiment) -> dict[str, float]:
+    request = algorithm_class(experiment).default_resource_request(experiment.config)
+    assert isinstance(request, PlacementGroupFactory)
+    return cluster.trial_resources(request)
+
+
+def _tune_config(experiment: Experiment, max_concurrent_trials: int | None) -> TuneConfig:
     scheduler = experiment.scheduler
     return TuneConfig(
         num_samples=experiment.num_samples,
+        max_concurrent_trials=max_concurrent_trials,
         scheduler=scheduler.build(experiment.metric, experiment.mode) if scheduler else None,
         trial_dirname_creator=_trial_dirname,
         trial_name_creator=_trial_dirname,

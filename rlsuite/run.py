@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         experiment, launch, threshold = prepare(args)
+        results = launcher.run(experiment, launch)  # checks cluster resources before trials
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    results = launcher.run(experiment, launch)
     summaries = summarize(results, experiment.metric)
     for summary in summaries:
         print(summary.line())
@@ -81,6 +81,7 @@ def prepare(
         storage_path=Path(args.storage_path).expanduser().absolute(),
         address=args.address,
         resume=args.resume,
+        max_concurrent_trials=args.max_concurrent_trials,
     )
     validate.check_env(experiment.config)
     validate.check_config(experiment.config)

@@ -26,10 +26,12 @@ class CliRun:
         return json.loads((self.storage / name / "summary.json").read_text())
 
 
-def run_cli(*args: str | Path, storage: Path, timeout: float = 600) -> CliRun:
+def run_cli(
+    *args: str | Path, storage: Path, timeout: float = 600, env: dict[str, str] | None = None
+) -> CliRun:
     """`python -m rlsuite.run ARGS --storage-path STORAGE`, as a user runs it."""
     command = [sys.executable, "-m", "rlsuite.run", *map(str, args), "--storage-path", str(storage)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**(env or os.environ), "PYTHONUNBUFFERED": "1"}
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
     )

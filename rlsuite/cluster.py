@@ -1,0 +1,105 @@
+"""Joining a Ray cluster: ship the project's code, check resources and storage first.
+
+Every check here runs after connecting and before Tune starts a trial, so a run that
+cannot fit fails in a second with the missing resource named, instead of pending forever.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.tune.execution.placement_groups import PlacementGroupFactory
+
+import envs
+import rlsuite
+from rlsuite.errors import UsageError
+
+# File systems that every node of a cluster can mount at the same path.
+SHARED_FILESYSTEMS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "lustre", "gpfs", "ceph", "glusterfs", "beegfs", "9p"}
+)
+REMOTE_STORAGE_PREFIXES = ("s3://", "gs://", "gcs://", "abfs://", "az://", "hdfs://")
+
+
+def cluster_runtime_env(env_vars: dict[str, str]) -> dict[str, Any]:
+    """Ray runtime env for a cluster: the `rlsuite` and `envs` packages travel with the job,
+    so a node that never saw this repository builds the envs and runs the callbacks.
+    (Experiment files travel inside the pickled config; see loader.)"""
+    return {"env_vars": env_vars, "py_modules": [rlsuite, envs]}
+
+
+def connect(address: str, env_vars: dict[str, str]) -> None:
+    try:
+        ray.init(address=address, runtime_env=cluster_runtime_env(env_vars))
+    except (ConnectionError, RuntimeError) as error:
+        reason = str(error).strip().splitlines()[0]
+        hint = ""
+        if os.environ.get("RAY_AUTH_MODE") != "token":
+            # Ray reads RAY_AUTH_MODE when it is imported: it must come from the shell.
+            hint = "; clusters started by `ray start` use token authentication: export RAY_AUTH_MODE=token (the token is read from ~/.ray/auth_token or RAY_AUTH_TOKEN)"
+        raise UsageError(
+            f"--address {address}: cannot join the Ray cluster ({reason}){hint}"
+        ) from None
+
+
+def trial_resources(request: PlacementGroupFactory) -> dict[str, float]:
+    """What one trial reserves in all: CPUs, GPUs and custom resources."""
+    total: dict[str, float] = {}
+    for bundle in request.bundles:
+        for name, amount in bundle.items():
+            total[name] = total.get(name, 0.0) + amount
+    return total
+
+
+def check_resources(needed: dict[str, float], available: dict[str, float]) -> None:
+    """UsageError naming each resource a single trial needs beyond the cluster's total."""
+    missing = [
+        f"{amount:g} {name} (cluster has {available.get(name, 0.0):g})"
+        for name, amount in sorted(needed.items())
+        if amount > available.get(name, 0.0) + 1e-9
+    ]
+    if missing:
+        raise UsageError(
+            "one trial needs more than the cluster has: "
+            + ", ".join(missing)
+            + "; lower --num-env-runners/--num-learners/--num-gpus-per-learner or add nodes"
+        )
+
+
+def check_shared_storage(storage_path: str) -> None:
+    """On a cluster spanning several hosts, results must go where every node can write."""
+    if storage_path.startswith(REMOTE_STORAGE_PREFIXES):
+        return
+    hosts = {node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"]}
+    if len(hosts) <= 1:
+        return  # one host: its local disk is shared by all its nodes
+    fstype = filesystem_type(Path(storage_path))
+    if fstype not in SHARED_FILESYSTEMS:
+        raise UsageError(
+            f"--storage-path {storage_path} is on this machine's {fstype or 'local'} disk but the "
+            f"cluster spans {len(hosts)} hosts; use s3://bucket/path or a shared file system (NFS)"
+        )
+
+
+def filesystem_type(path: Path) -> str | None:
+    """The type of the file system holding `path`, from /proc/mounts (Linux)."""
+    path = path.absolute()
+    while not path.exists():
+        path = path.parent
+    best, fstype = "", None
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    for line in mounts:
+        fields = line.split()
+        if len(fields) >= 3 and _under(path, fields[1]) and len(fields[1]) > len(best):
+            best, fstype = fields[1], fields[2]
+    return fstype
+
+
+def _under(path: Path, mount_point: str) -> bool:
+    return path == Path(mount_point) or Path(mount_point) in path.parents

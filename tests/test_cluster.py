@@ -1,0 +1,133 @@
+"""A two-node Ray cluster on this machine (`ray start --head` plus a second `ray start
+--address` with its own resources): runs join it, spread over both nodes, keep token
+authentication on, and are refused when they cannot fit."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rlsuite.cluster import check_resources, filesystem_type
+from rlsuite.errors import UsageError
+from tests.conftest import ROOT, run_cli
+
+RAY = str(Path(sys.executable).with_name("ray"))
+TOKEN_ENV = {**os.environ, "RAY_AUTH_MODE": "token"}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[dict[str, str]]:
+    port, dashboard = _free_port(), _free_port()
+    head = [RAY, "start", "--head", "--num-cpus", "1", "--port", str(port)]
+    head += ["--dashboard-port", str(dashboard), "--resources", '{"head_node": 1}']
+    second = [RAY, "start", "--address", f"127.0.0.1:{port}", "--num-cpus", "1"]
+    second += ["--resources", '{"second_node": 1}']
+    try:
+        subprocess.run(head, env=TOKEN_ENV, check=True, capture_output=True, timeout=120)
+        subprocess.run(second, env=TOKEN_ENV, check=True, capture_output=True, timeout=120)
+        yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dashboard}"}
+    finally:
+        subprocess.run([RAY, "stop", "--force"], capture_output=True, timeout=120)
+
+
+def _client(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_pbt_sweep_spreads_over_both_nodes(cluster: dict[str, str], storage: Path) -> None:
+    run = run_cli(
+        ROOT / "experiments" / "pbt_ppo_cartpole.py",
+        "--smoke",
+        "--address",
+        cluster["address"],
+        storage=storage,
+        env=TOKEN_ENV,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert len(run.summary("pbt_ppo_cartpole")["trials"]) == 2
+    assert list((storage / "pbt_ppo_cartpole").glob("PPO_*/checkpoint_*"))
+    nodes = _client(
+        "import json, ray\n"
+        "from ray.util.state import list_actors\n"
+        f"ray.init(address={cluster['address']!r})\n"
+        "actors = list_actors(filters=[('class_name', '=', 'PPO')], detail=True, limit=100)\n"
+        "print(json.dumps(sorted({a.node_id for a in actors})))\n",
+        TOKEN_ENV,
+    )
+    assert nodes.returncode == 0, nodes.stderr[-2000:]
+    assert len(json.loads(nodes.stdout.strip().splitlines()[-1])) == 2, (
+        "trials ran on one node only"
+    )
+
+
+def test_token_authentication_stays_on(cluster: dict[str, str], storage: Path) -> None:
+    """A client without the token is turned away, and the launcher says how to fix it."""
+    env = {**os.environ, "RAY_AUTH_MODE": "disabled"}
+    env.pop("RAY_AUTH_TOKEN", None)
+    run = run_cli(
+        ROOT / "experiments" / "ppo_cartpole.py",
+        "--address",
+        cluster["address"],
+        storage=storage,
+        env=env,
+    )
+    assert run.returncode == 2
+    assert "export RAY_AUTH_MODE=token" in run.stderr.strip().splitlines()[-1]
+
+
+def test_too_many_env_runners_for_the_cluster(cluster: dict[str, str], storage: Path) -> None:
+    run = run_cli(
+        ROOT / "experiments" / "ppo_cartpole.py",
+        "--smoke",
+        "--address",
+        cluster["address"],
+        "--num-env-runners",
+        "1",
+        "--set",
+        "env_runners.num_cpus_per_env_runner=4",
+        storage=storage,
+        env=TOKEN_ENV,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    error = run.stderr.strip().splitlines()[-1]
+    assert "one trial needs more than the cluster has: 5 CPU (cluster has 2)" in error
+    assert not storage.exists()
+
+
+def test_too_many_gpus_for_the_cluster(cluster: dict[str, str], storage: Path) -> None:
+    run = run_cli(
+        ROOT / "experiments" / "ppo_cartpole.py",
+        "--address",
+        cluster["address"],
+        "--num-gpus-per-learner",
+        "1",
+        storage=storage,
+        env=TOKEN_ENV,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    assert "1 GPU (cluster has 0)" in run.stderr.strip().splitlines()[-1]
+
+
+def test_check_resources_names_every_missing_resource() -> None:
+    with pytest.raises(UsageError, match=r"8 CPU \(cluster has 4\), 2 GPU \(cluster has 0\)"):
+        check_resources({"CPU": 8, "GPU": 2, "memory": 1}, {"CPU": 4, "memory": 10})
+    check_resources({"CPU": 4}, {"CPU": 4})
+
+
+def test_filesystem_type_of_a_local_path(tmp_path: Path) -> None:
+    assert filesystem_type(tmp_path / "not" / "yet") not in (None, "nfs", "nfs4")
