@@ -32,6 +32,16 @@ GYMNASIUM_IDS: dict[str, str] = {
 }
 ATARI_FAMILY = "atari/"
 
+# Multi-agent envs: name -> PettingZoo module with a `parallel_env(**env_config)`, run
+# through RLlib's ParallelPettingZooEnv by envs/multiagent.py. Adding one is a line here.
+# No sisl/waterworld: PettingZoo 1.26 removed it, and 1.25's breaks on pymunk 7.
+PETTINGZOO_MODULES: dict[str, str] = {
+    "mpe/simple_spread": "mpe2.simple_spread_v3",
+    "mpe/simple_tag": "mpe2.simple_tag_v3",
+    "sisl/multiwalker": "pettingzoo.sisl.multiwalker_v9",
+    "butterfly/pistonball": "pettingzoo.butterfly.pistonball_v6",
+}
+
 
 class UnknownEnvError(KeyError):
     """An env name that is not in the registry; the message suggests close names."""
@@ -44,11 +54,20 @@ def names() -> list[str]:
     """All registered names, Atari games included."""
     from envs.atari import game_ids
 
-    return sorted([*GYMNASIUM_IDS, *(ATARI_FAMILY + game for game in game_ids())])
+    return sorted(
+        [*GYMNASIUM_IDS, *PETTINGZOO_MODULES, *(ATARI_FAMILY + game for game in game_ids())]
+    )
+
+
+def is_multi_agent(name: str) -> bool:
+    """Whether `name` is a multi-agent env (an RLlib MultiAgentEnv needing `.multi_agent()`)."""
+    return name in PETTINGZOO_MODULES
 
 
 def creator(name: str) -> EnvFactory:
     """The creator for `name`; raises UnknownEnvError with suggestions if there is none."""
+    if is_multi_agent(name):
+        return _multi_agent_creator(PETTINGZOO_MODULES[name])
     base = _base_creator(name)
 
     def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
@@ -71,6 +90,17 @@ def register(name: str) -> None:
     from ray.tune.registry import register_env
 
     register_env(name, creator(name))
+
+
+def _multi_agent_creator(module: str) -> EnvFactory:
+    def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
+        # A MultiAgentEnv cannot take gym's TimeLimit: `max_episode_steps` becomes
+        # PettingZoo's own `max_cycles` there.
+        from envs.multiagent import make_parallel
+
+        return make_parallel(module, env_config)
+
+    return create
 
 
 def _base_creator(name: str) -> EnvCreator:

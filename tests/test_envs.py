@@ -10,7 +10,11 @@ from gymnasium.utils.env_checker import check_env
 import envs
 from envs.atari import channels_last
 
-NON_ATARI = [name for name in envs.names() if not name.startswith("atari/")]
+NON_ATARI = [
+    name
+    for name in envs.names()
+    if not name.startswith("atari/") and not envs.is_multi_agent(name)  # see test_multiagent_envs
+]
 ATARI_SAMPLE = ["atari/pong", "atari/breakout", "atari/space_invaders"]
 ALL_ATARI = [name for name in envs.names() if name.startswith("atari/")]
 

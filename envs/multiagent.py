@@ -1,0 +1,86 @@
+"""PettingZoo parallel envs as RLlib `MultiAgentEnv`s, through RLlib's `ParallelPettingZooEnv`.
+
+RLlib's wrapper does the API translation; this module adds only what it lacks:
+- `max_episode_steps` becomes PettingZoo's `max_cycles` (one parallel step is one cycle),
+  so episodes end with PettingZoo's own truncation flags;
+- pixel observations (H x W x 3 uint8, e.g. pistonball's 457x120 RGB per piston) become
+  84x84x1 grey float32 in [0, 1] like the Atari envs, so RLlib's default CNN fits them
+  (SuperSuit would do this, but it is one more dependency for two cv2 calls);
+- agent ids keep PettingZoo's order (RLlib's wrapper lists them from a set, whose order
+  changes between processes).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+import cv2
+import gymnasium as gym
+import numpy as np
+from pettingzoo.utils.env import ParallelEnv
+from pettingzoo.utils.wrappers import BaseParallelWrapper
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
+
+PIXEL_SIZE = 84
+# PettingZoo's renderers import pygame, which otherwise greets on stdout in every process.
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+
+def make_parallel(module: str, env_config: Mapping[str, Any] | None = None) -> MultiAgentEnv:
+    """`module.parallel_env(**env_config)` wrapped for RLlib; `max_episode_steps` sets `max_cycles`."""
+    kwargs = dict(env_config or {})
+    max_episode_steps = kwargs.pop("max_episode_steps", None)
+    if max_episode_steps is not None:
+        kwargs["max_cycles"] = int(max_episode_steps)
+    env: ParallelEnv = importlib.import_module(module).parallel_env(**kwargs)
+    if has_pixel_observations(env):
+        env = GreyResize(env, PIXEL_SIZE)
+    wrapped = ParallelPettingZooEnv(env)
+    wrapped.possible_agents = list(env.possible_agents)
+    wrapped.agents = list(env.possible_agents)
+    return wrapped
+
+
+def has_pixel_observations(env: ParallelEnv) -> bool:
+    space = env.observation_space(env.possible_agents[0])
+    return (
+        isinstance(space, gym.spaces.Box)
+        and len(space.shape) == 3
+        and space.shape[-1] == 3
+        and space.dtype == np.uint8
+    )
+
+
+class GreyResize(BaseParallelWrapper):
+    """RGB frames to `size` x `size` x 1 grey frames, float32 in [0, 1]."""
+
+    def __init__(self, env: ParallelEnv, size: int) -> None:
+        super().__init__(env)
+        self.size = size
+        self._space = gym.spaces.Box(0.0, 1.0, (size, size, 1), np.float32)
+
+    def observation_space(self, agent: str) -> gym.spaces.Box:
+        return self._space
+
+    def reset(
+        self, seed: int | None = None, options: dict | None = None
+    ) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
+        observations, infos = self.env.reset(seed=seed, options=options)
+        return self._convert(observations), infos
+
+    def step(self, actions: dict[str, Any]) -> tuple[Any, ...]:
+        observations, *rest = self.env.step(actions)
+        return (self._convert(observations), *rest)
+
+    def _convert(self, observations: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        return {agent: self._frame(obs) for agent, obs in observations.items()}
+
+    def _frame(self, rgb: np.ndarray) -> np.ndarray:
+        grey = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+        # INTER_AREA averages the pixels it drops: thin pistons and the ball stay visible.
+        small = cv2.resize(grey, (self.size, self.size), interpolation=cv2.INTER_AREA)
+        return (small[..., None] / 255.0).astype(np.float32)

@@ -1,0 +1,90 @@
+"""Every registered multi-agent env passes RLlib's MultiAgentEnv check and ours."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
+from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+
+import envs
+
+MULTI_AGENT = [name for name in envs.names() if envs.is_multi_agent(name)]
+AGENTS = {
+    "mpe/simple_spread": [f"agent_{i}" for i in range(3)],
+    "mpe/simple_tag": [*(f"adversary_{i}" for i in range(3)), "agent_0"],
+    "sisl/multiwalker": [f"walker_{i}" for i in range(3)],
+    "butterfly/pistonball": [f"piston_{i}" for i in range(20)],
+}
+
+
+def test_registry_lists_the_multi_agent_families() -> None:
+    assert set(AGENTS) <= set(MULTI_AGENT)
+    assert not envs.is_multi_agent("classic/cartpole")
+
+
+@pytest.mark.parametrize("name", MULTI_AGENT)
+def test_multi_agent_env_passes_checks(name: str) -> None:
+    env = envs.make(name)
+    assert isinstance(env, MultiAgentEnv)
+    check_multiagent_environments(env)
+    if name in AGENTS:
+        assert env.possible_agents == AGENTS[name]  # PettingZoo's order, every process alike
+    observations, _ = env.reset(seed=0)
+    for _ in range(5):
+        _check_agent_dict(env, observations)
+        actions = {agent: env.get_action_space(agent).sample() for agent in observations}
+        observations, rewards, terminateds, truncateds, _ = env.step(actions)
+        assert set(rewards) <= set(env.possible_agents)
+        assert all(np.isscalar(r) for r in rewards.values())
+        assert "__all__" in terminateds and "__all__" in truncateds
+        if terminateds["__all__"] or truncateds["__all__"]:
+            observations, _ = env.reset()
+    env.close()
+
+
+def _check_agent_dict(env: MultiAgentEnv, observations: dict) -> None:
+    assert observations and set(observations) <= set(env.possible_agents)
+    for agent, observation in observations.items():
+        assert env.get_observation_space(agent).contains(observation), agent
+
+
+@pytest.mark.parametrize("name", ["mpe/simple_spread", "sisl/multiwalker"])
+def test_max_episode_steps_ends_the_episode(name: str) -> None:
+    env = envs.make(name, {"max_episode_steps": 3})
+    observations, _ = env.reset(seed=0)
+    ends = []
+    for _ in range(3):
+        actions = {agent: env.get_action_space(agent).sample() for agent in observations}
+        observations, _, terminateds, truncateds, _ = env.step(actions)
+        ends.append(terminateds["__all__"] or truncateds["__all__"])
+    assert ends == [False, False, True]
+
+
+def test_mpe_time_limit_is_a_truncation() -> None:
+    # (multiwalker reports its time limit as termination: PettingZoo's own choice)
+    env = envs.make("mpe/simple_spread", {"max_episode_steps": 1})
+    observations, _ = env.reset(seed=0)
+    actions = {agent: env.get_action_space(agent).sample() for agent in observations}
+    _, _, terminateds, truncateds, _ = env.step(actions)
+    assert truncateds["__all__"] and not terminateds["__all__"]
+
+
+def test_env_config_reaches_pettingzoo() -> None:
+    env = envs.make("mpe/simple_spread", {"N": 4})
+    assert env.possible_agents == [f"agent_{i}" for i in range(4)]
+
+
+def test_pistonball_frames_are_84x84_grey_in_unit_range() -> None:
+    env = envs.make("butterfly/pistonball")
+    observations, _ = env.reset(seed=0)
+    frame = observations["piston_0"]
+    assert frame.shape == (84, 84, 1) and frame.dtype == np.float32
+    assert 0.0 <= frame.min() < frame.max() <= 1.0
+    assert env.get_observation_space("piston_0").shape == (84, 84, 1)
+
+
+def test_continuous_envs_keep_box_actions() -> None:
+    env = envs.make("sisl/multiwalker")
+    space = env.get_action_space("walker_0")
+    assert space.shape == (4,) and np.issubdtype(space.dtype, np.floating)
