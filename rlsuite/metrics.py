@@ -11,6 +11,8 @@ from __future__ import annotations
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.utils.metrics import (
     ENV_RUNNER_RESULTS,
+    EPISODE_AGENT_RETURN_MEAN,
+    EPISODE_MODULE_RETURN_MEAN,
     EVALUATION_RESULTS,
     LEARNER_RESULTS,
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
@@ -42,6 +44,29 @@ ENV_STEPS_SAMPLED_LIFETIME = f"{ENV_RUNNER_RESULTS}/{NUM_ENV_STEPS_SAMPLED_LIFET
 ENV_STEPS_TRAINED_LIFETIME = f"{LEARNER_RESULTS}/{ALL_MODULES}/{NUM_ENV_STEPS_TRAINED_LIFETIME}"
 EVALUATION_RETURN_MEAN = f"{EVALUATION_RESULTS}/{ENV_RUNNER_RESULTS}/{_EPISODE_RETURN_MEAN}"
 
+# Multi-agent runs. EPISODE_RETURN_MEAN is then the team return: RLlib's multi-agent env
+# runner logs `MultiAgentEpisode.get_return()`, the sum of every agent's rewards over the
+# episode (TEAM_RETURN_MEAN names it so). Per agent and per policy (RLModule; agents that
+# share a policy add up) the mean returns sit under these prefixes, one key per id.
+TEAM_RETURN_MEAN = EPISODE_RETURN_MEAN
+AGENT_RETURN_MEAN_PREFIX = f"{ENV_RUNNER_RESULTS}/{EPISODE_AGENT_RETURN_MEAN}"
+POLICY_RETURN_MEAN_PREFIX = f"{ENV_RUNNER_RESULTS}/{EPISODE_MODULE_RETURN_MEAN}"
+_PER_ID = {
+    "agent_return_mean": AGENT_RETURN_MEAN_PREFIX,
+    "policy_return_mean": POLICY_RETURN_MEAN_PREFIX,
+}
+
+
+def agent_return_mean(agent_id: str) -> str:
+    """Key of one agent's mean episode return (`env_runners/agent_episode_returns_mean/<id>`)."""
+    return f"{AGENT_RETURN_MEAN_PREFIX}/{agent_id}"
+
+
+def policy_return_mean(module_id: str) -> str:
+    """Key of one policy's mean episode return, summed over the agents it controls."""
+    return f"{POLICY_RETURN_MEAN_PREFIX}/{module_id}"
+
+
 # Throughput: env steps sampled per second and samples the learners consumed per second.
 ENV_STEPS_PER_SECOND = (
     f"{ENV_RUNNER_RESULTS}/{NUM_ENV_STEPS_SAMPLED_LIFETIME}_throughput/throughput_since_last_reduce"
@@ -69,6 +94,7 @@ BY_NAME: dict[str, str] = {
     "training_iteration": TRAINING_ITERATION,
     "time_total_s": TIME_TOTAL_S,
     "episode_return_mean": EPISODE_RETURN_MEAN,
+    "team_return_mean": TEAM_RETURN_MEAN,
     "episode_return_max": EPISODE_RETURN_MAX,
     "episode_len_mean": EPISODE_LEN_MEAN,
     "env_steps": ENV_STEPS_SAMPLED_LIFETIME,
@@ -80,7 +106,11 @@ STOP_KEYS = frozenset(BY_NAME.values())
 
 
 def resolve(name: str) -> str | None:
-    """Full result key for a short name or a full key; None when unknown."""
+    """Full result key for a short name or a full key; None when unknown. Per-agent and
+    per-policy returns take an id: `agent_return_mean/agent_0`, `policy_return_mean/shared`."""
     if name in STOP_KEYS:
         return name
+    prefix, sep, some_id = name.rpartition("/")
+    if sep and some_id and (prefix in _PER_ID.values() or prefix in _PER_ID):
+        return f"{_PER_ID.get(prefix, prefix)}/{some_id}"
     return BY_NAME.get(name)
