@@ -35,20 +35,41 @@ def test_smoke_run_trains_checkpoints_and_logs(path: Path, storage: Path) -> Non
         tags = _tensorboard_scalars(trial_dir)
         assert TENSORBOARD_PREFIX + metrics.EPISODE_RETURN_MEAN in tags
         assert TENSORBOARD_PREFIX + metrics.ENV_STEPS_SAMPLED_LIFETIME in tags
+        config = load_experiment(path).config
+        if config.is_multi_agent:  # team return above, and one return per policy
+            for module_id in config.policies:
+                assert TENSORBOARD_PREFIX + metrics.policy_return_mean(module_id) in tags
 
 
 def _assert_module_restores(checkpoint: Path, experiment_file: Path) -> None:
-    """The trained RLModule loads with RLlib's own API and acts on a real observation."""
+    """Every trained RLModule loads with RLlib's own API and acts on a real observation:
+    `default_policy` on the env's observation, or in a multi-agent run each module on
+    the observations of the agents its experiment maps to it."""
+    config = load_experiment(experiment_file).config
+    modules_dir = checkpoint / "learner_group" / "learner" / "rl_module"
+    env = envs.make(config.env)
+    observations, _ = env.reset(seed=0)
+    if not config.is_multi_agent:
+        observations = {DEFAULT_MODULE_ID: observations}
+    by_module: dict[str, list] = {}
+    for agent, observation in observations.items():
+        module_id = config.policy_mapping_fn(agent, None) if config.is_multi_agent else agent
+        by_module.setdefault(module_id, []).append(observation)
+    saved = {path.name for path in modules_dir.iterdir() if path.is_dir()}
+    assert saved == set(config.policies), f"checkpoint holds {saved}, config {set(config.policies)}"
+    assert set(by_module) <= saved
+    for module_id, batch in by_module.items():
+        _assert_acts(RLModule.from_checkpoint(modules_dir / module_id), batch)
+    env.close()
+
+
+def _assert_acts(module: RLModule, observations: list) -> None:
+    import numpy as np
     import torch
 
-    module_dir = checkpoint / "learner_group" / "learner" / "rl_module" / DEFAULT_MODULE_ID
-    module = RLModule.from_checkpoint(module_dir)
-    env = envs.make(load_experiment(experiment_file).config.env)
-    observation, _ = env.reset(seed=0)
-    batch = {"obs": torch.as_tensor(observation[None], dtype=torch.float32)}
+    batch = {"obs": torch.as_tensor(np.stack(observations), dtype=torch.float32)}
     output = module.forward_inference(batch)
     assert output, "the restored module produced no output"
-    env.close()
 
 
 def _tensorboard_scalars(trial_dir: Path) -> set[str]:

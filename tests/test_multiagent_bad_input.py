@@ -1,0 +1,72 @@
+"""Multi-agent bad input through the CLI: one line on stderr, exit 2, nothing written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from tests.test_bad_input import assert_rejected, run_main, write
+
+SPREAD = ROOT / "experiments" / "ppo_shared_spread.py"
+INDEPENDENT = ROOT / "experiments" / "ippo_spread.py"
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+
+
+def test_unknown_agent_id_in_the_mapping(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    path = write(
+        tmp_path,
+        "bad_table.py",
+        "from ray.rllib.algorithms.ppo import PPOConfig\n"
+        "from rlsuite import Experiment, metrics\n"
+        "from rlsuite.multiagent.policies import PolicyTable\n"
+        "table = {'agent_0': 'p', 'agent_1': 'p', 'agent_2': 'p', 'agent_9': 'p'}\n"
+        "config = PPOConfig().environment('mpe/simple_spread').multi_agent(\n"
+        "    policies={'p'}, policy_mapping_fn=PolicyTable(table))\n"
+        "experiment = Experiment(config=config, stop={metrics.TRAINING_ITERATION: 1})\n",
+    )
+    code = run_main(path, storage=storage)
+    assert_rejected(capsys, code, storage, "agent 'agent_9'", "does not have")
+
+
+def test_agent_without_a_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(INDEPENDENT, "--set", "environment.env_config={'N': 4}", storage=storage)
+    assert_rejected(capsys, code, storage, "'agent_3'", "env_config to the mapping helper")
+
+
+def test_spaces_differ_within_a_shared_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(SPREAD, "--set", "environment.env=mpe/simple_tag", storage=storage)
+    assert_rejected(capsys, code, storage, "share policy 'shared'", "by_type('mpe/simple_tag')")
+
+
+def test_helper_error_in_the_experiment_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    path = write(
+        tmp_path,
+        "shared_tag.py",
+        "from ray.rllib.algorithms.ppo import PPOConfig\n"
+        "from rlsuite import Experiment, metrics\n"
+        "from rlsuite.multiagent import shared\n"
+        "config = PPOConfig().environment('mpe/simple_tag').multi_agent(**shared('mpe/simple_tag'))\n"
+        "experiment = Experiment(config=config, stop={metrics.TRAINING_ITERATION: 1})\n",
+    )
+    code = run_main(path, storage=storage)
+    assert_rejected(capsys, code, storage, "shared_tag.py:4", "observation spaces differ")
+
+
+def test_multi_agent_env_without_policies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", "environment.env=mpe/simple_spread", storage=storage)
+    assert_rejected(capsys, code, storage, "multi-agent env", ".multi_agent(")
