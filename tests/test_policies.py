@@ -108,9 +108,7 @@ def test_mapping_function_that_fails_for_an_agent() -> None:
 
 
 def test_observation_spaces_differ_within_a_shared_policy() -> None:
-    with pytest.raises(
-        UsageError, match=r"observation spaces differ.*by_type\('mpe/simple_tag'\)"
-    ):
+    with pytest.raises(UsageError, match=r"observation spaces differ.*by_type\('mpe/simple_tag'\)"):
         shared("mpe/simple_tag")
 
 
