@@ -61,7 +61,31 @@ class PBT:
         )
 
 
-Scheduler = ASHA | PBT
+@dataclass(frozen=True)
+class PB2:
+    """Population Based Bandits (Parker-Holder et al. 2020): PBT whose explore step picks
+    new values with a Gaussian-process bandit inside bounds, for small populations."""
+
+    hyperparam_bounds: Mapping[str, tuple[float, float]]
+    """Flat RLlib config keys to (low, high) bounds of continuous values."""
+    perturbation_interval: int = 10
+    quantile_fraction: float = 0.25
+    time_attr: str = metrics.TRAINING_ITERATION
+
+    def build(self, metric: str, mode: str) -> TrialScheduler:
+        from ray.tune.schedulers.pb2 import PB2 as TunePB2  # needs GPy and scikit-learn
+
+        return TunePB2(
+            time_attr=self.time_attr,
+            metric=metric,
+            mode=mode,
+            perturbation_interval=self.perturbation_interval,
+            hyperparam_bounds={k: list(v) for k, v in self.hyperparam_bounds.items()},
+            quantile_fraction=self.quantile_fraction,
+        )
+
+
+Scheduler = ASHA | PBT | PB2
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from ray.tune.experiment import Trial
 
 import envs
 from rlsuite import cluster, pbt
-from rlsuite.experiment import PBT, Experiment
+from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.progress import ProgressPrinter
 
 # One torch/BLAS thread per Ray actor: with two, RLlib's sampling on a 2-core machine
@@ -78,7 +78,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
 def param_space(experiment: Experiment) -> dict[str, Any]:
     """The RLlib config as Tune's param space, with the experiment's search on top."""
     config = experiment.config.copy(copy_frozen=False)
-    if isinstance(experiment.scheduler, PBT):
+    if isinstance(experiment.scheduler, PBT | PB2):
         config = pbt.with_check(config)
     if experiment.max_failures == 0:
         # Otherwise RLlib restarts a crashed env runner after a minute and returns

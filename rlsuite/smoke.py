@@ -14,7 +14,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import metrics
-from rlsuite.experiment import ASHA, PBT, Experiment, Scheduler
+from rlsuite.experiment import ASHA, PB2, PBT, Experiment, Scheduler
 
 ITERATIONS = 2
 TRIALS = 2
@@ -118,7 +118,7 @@ def _first_grid_values(search: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _smoke_scheduler(scheduler: Scheduler | None) -> Scheduler | None:
-    if isinstance(scheduler, PBT):
+    if isinstance(scheduler, PBT | PB2):
         # With two trials only a 0.5 quantile puts one in the bottom and one in the top.
         return dataclasses.replace(scheduler, perturbation_interval=1, quantile_fraction=0.5)
     if isinstance(scheduler, ASHA):
