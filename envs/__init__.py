@@ -1,5 +1,21 @@
 """Env registry: every env by `family/name`, wrappers, and the suite's own envs."""
 
-from envs.registry import UnknownEnvError, creator, is_multi_agent, make, names, register
+from envs.registry import (
+    UnknownEnvError,
+    creator,
+    is_multi_agent,
+    is_turn_based,
+    make,
+    names,
+    register,
+)
 
-__all__ = ["UnknownEnvError", "creator", "is_multi_agent", "make", "names", "register"]
+__all__ = [
+    "UnknownEnvError",
+    "creator",
+    "is_multi_agent",
+    "is_turn_based",
+    "make",
+    "names",
+    "register",
+]

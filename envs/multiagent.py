@@ -1,8 +1,13 @@
-"""PettingZoo parallel envs as RLlib `MultiAgentEnv`s, through RLlib's `ParallelPettingZooEnv`.
+"""PettingZoo envs as RLlib `MultiAgentEnv`s, through RLlib's own wrappers.
 
-RLlib's wrapper does the API translation; this module adds only what it lacks:
+Parallel envs (every agent acts each step) go through `ParallelPettingZooEnv`, turn-based
+(AEC) games such as connect four through `PettingZooEnv`, which returns only the
+observation of the agent to move (with PettingZoo's `action_mask` in it).
+
+RLlib's wrappers do the API translation; this module adds only what they lack:
 - `max_episode_steps` becomes PettingZoo's `max_cycles` (one parallel step is one cycle),
-  so episodes end with PettingZoo's own truncation flags;
+  so episodes end with PettingZoo's own truncation flags; turn-based games have no
+  `max_cycles`, so `MoveLimit` truncates them after that many moves;
 - pixel observations (H x W x 3 uint8, e.g. pistonball's 457x120 RGB per piston) become
   84x84x1 grey float32 in [0, 1] like the Atari envs, so RLlib's default CNN fits them
   (SuperSuit would do this, but it is one more dependency for two cv2 calls);
@@ -23,7 +28,8 @@ import numpy as np
 from pettingzoo.utils.env import ParallelEnv
 from pettingzoo.utils.wrappers import BaseParallelWrapper
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
-from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
+from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv, PettingZooEnv
+from ray.rllib.utils.typing import MultiAgentDict
 
 PIXEL_SIZE = 84
 # PettingZoo's renderers import pygame, which otherwise greets on stdout in every process.
@@ -43,6 +49,49 @@ def make_parallel(module: str, env_config: Mapping[str, Any] | None = None) -> M
     wrapped.possible_agents = list(env.possible_agents)
     wrapped.agents = list(env.possible_agents)
     return wrapped
+
+
+def make_turn_based(module: str, env_config: Mapping[str, Any] | None = None) -> MultiAgentEnv:
+    """`module.env(**env_config)` (PettingZoo's AEC API) wrapped for RLlib; one agent moves per step."""
+    kwargs = dict(env_config or {})
+    max_episode_steps = kwargs.pop("max_episode_steps", None)
+    game = importlib.import_module(module).env(**kwargs)
+    wrapped = PettingZooEnv(game)
+    wrapped.possible_agents = list(game.possible_agents)
+    wrapped.agents = list(game.possible_agents)
+    if max_episode_steps is None:
+        return wrapped
+    return MoveLimit(wrapped, int(max_episode_steps))
+
+
+class MoveLimit(MultiAgentEnv):
+    """Truncates a turn-based game after `max_moves` moves (all agents' together)."""
+
+    def __init__(self, env: MultiAgentEnv, max_moves: int) -> None:
+        super().__init__()
+        self.env = env
+        self.max_moves = max_moves
+        self.moves = 0
+        self.possible_agents = env.possible_agents
+        self.agents = env.agents
+        self.observation_spaces = env.observation_spaces
+        self.action_spaces = env.action_spaces
+        self.observation_space = env.observation_space
+        self.action_space = env.action_space
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
+        self.moves = 0
+        return self.env.reset(seed=seed, options=options)
+
+    def step(self, action_dict: MultiAgentDict) -> Any:
+        observations, rewards, terminateds, truncateds, infos = self.env.step(action_dict)
+        self.moves += 1
+        if self.moves >= self.max_moves and not terminateds["__all__"]:
+            truncateds = {**dict.fromkeys(observations, True), "__all__": True}
+        return observations, rewards, terminateds, truncateds, infos
+
+    def close(self) -> None:
+        self.env.close()
 
 
 def has_pixel_observations(env: ParallelEnv) -> bool:

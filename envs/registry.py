@@ -41,6 +41,10 @@ PETTINGZOO_MODULES: dict[str, str] = {
     "sisl/multiwalker": "pettingzoo.sisl.multiwalker_v9",
     "butterfly/pistonball": "pettingzoo.butterfly.pistonball_v6",
 }
+# Turn-based games: name -> PettingZoo module with an AEC `env(**env_config)`.
+PETTINGZOO_TURN_BASED: dict[str, str] = {
+    "classic/connect_four": "pettingzoo.classic.connect_four_v3",
+}
 
 
 class UnknownEnvError(KeyError):
@@ -55,19 +59,29 @@ def names() -> list[str]:
     from envs.atari import game_ids
 
     return sorted(
-        [*GYMNASIUM_IDS, *PETTINGZOO_MODULES, *(ATARI_FAMILY + game for game in game_ids())]
+        [
+            *GYMNASIUM_IDS,
+            *PETTINGZOO_MODULES,
+            *PETTINGZOO_TURN_BASED,
+            *(ATARI_FAMILY + game for game in game_ids()),
+        ]
     )
 
 
 def is_multi_agent(name: str) -> bool:
     """Whether `name` is a multi-agent env (an RLlib MultiAgentEnv needing `.multi_agent()`)."""
-    return name in PETTINGZOO_MODULES
+    return name in PETTINGZOO_MODULES or is_turn_based(name)
+
+
+def is_turn_based(name: str) -> bool:
+    """Whether `name` is a turn-based (AEC) game: one agent moves per step."""
+    return name in PETTINGZOO_TURN_BASED
 
 
 def creator(name: str) -> EnvFactory:
     """The creator for `name`; raises UnknownEnvError with suggestions if there is none."""
     if is_multi_agent(name):
-        return _multi_agent_creator(PETTINGZOO_MODULES[name])
+        return _multi_agent_creator(name)
     base = _base_creator(name)
 
     def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
@@ -92,13 +106,15 @@ def register(name: str) -> None:
     register_env(name, creator(name))
 
 
-def _multi_agent_creator(module: str) -> EnvFactory:
+def _multi_agent_creator(name: str) -> EnvFactory:
     def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
-        # A MultiAgentEnv cannot take gym's TimeLimit: `max_episode_steps` becomes
-        # PettingZoo's own `max_cycles` there.
-        from envs.multiagent import make_parallel
+        # A MultiAgentEnv cannot take gym's TimeLimit: envs/multiagent.py handles
+        # `max_episode_steps` (PettingZoo's `max_cycles`, or a move limit).
+        from envs.multiagent import make_parallel, make_turn_based
 
-        return make_parallel(module, env_config)
+        if is_turn_based(name):
+            return make_turn_based(PETTINGZOO_TURN_BASED[name], env_config)
+        return make_parallel(PETTINGZOO_MODULES[name], env_config)
 
     return create
 

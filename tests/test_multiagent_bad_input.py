@@ -70,3 +70,16 @@ def test_multi_agent_env_without_policies(
     storage = tmp_path / "results"
     code = run_main(CARTPOLE, "--set", "environment.env=mpe/simple_spread", storage=storage)
     assert_rejected(capsys, code, storage, "multi-agent env", ".multi_agent(")
+
+
+def test_turn_based_game_without_masking(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(
+        SPREAD,
+        "--set",
+        "environment.env=classic/connect_four",
+        storage=storage,
+    )
+    assert_rejected(capsys, code, storage, "action masks", "ActionMaskingTorchRLModule")

@@ -15,6 +15,7 @@ AGENTS = {
     "mpe/simple_tag": [*(f"adversary_{i}" for i in range(3)), "agent_0"],
     "sisl/multiwalker": [f"walker_{i}" for i in range(3)],
     "butterfly/pistonball": [f"piston_{i}" for i in range(20)],
+    "classic/connect_four": ["player_0", "player_1"],
 }
 
 
@@ -88,3 +89,29 @@ def test_continuous_envs_keep_box_actions() -> None:
     env = envs.make("sisl/multiwalker")
     space = env.get_action_space("walker_0")
     assert space.shape == (4,) and np.issubdtype(space.dtype, np.floating)
+
+
+def test_connect_four_takes_turns_and_masks_full_columns() -> None:
+    env = envs.make("classic/connect_four")
+    observations, _ = env.reset(seed=0)
+    movers = []
+    for _ in range(6):  # fill column 0, the players alternating
+        (agent,) = observations
+        movers.append(agent)
+        observations, *_ = env.step({agent: 0})
+    assert movers == ["player_0", "player_1"] * 3
+    (agent,) = observations
+    mask = observations[agent]["action_mask"]
+    assert list(mask) == [0, 1, 1, 1, 1, 1, 1]
+    assert envs.is_turn_based("classic/connect_four")
+
+
+def test_move_limit_truncates_a_turn_based_game() -> None:
+    env = envs.make("classic/connect_four", {"max_episode_steps": 3})
+    observations, _ = env.reset(seed=0)
+    ends = []
+    for column in (0, 1, 2):
+        (agent,) = observations
+        observations, _, terminateds, truncateds, _ = env.step({agent: column})
+        ends.append((terminateds["__all__"], truncateds["__all__"]))
+    assert ends == [(False, False), (False, False), (False, True)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite.errors import UsageError
 from rlsuite.multiagent import (
@@ -132,3 +134,28 @@ def test_messages_are_one_line() -> None:
     with pytest.raises(UsageError) as error:
         shared("mpe/simple_tag")
     assert "\n" not in str(error.value)
+
+
+def test_turn_based_game_without_masking() -> None:
+    config = (
+        PPOConfig()
+        .environment("classic/connect_four")
+        .multi_agent(**shared("classic/connect_four"))
+    )
+    with pytest.raises(UsageError, match=r"has action masks.*policy 'shared' does not apply them"):
+        check_multi_agent(config)
+
+
+def test_turn_based_game_masked_for_only_one_policy() -> None:
+    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
+        ActionMaskingTorchRLModule,
+    )
+
+    masked = RLModuleSpec(module_class=ActionMaskingTorchRLModule)
+    config = PPOConfig().environment("classic/connect_four")
+    config.multi_agent(**independent("classic/connect_four"))
+    config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"player_0": masked}))
+    with pytest.raises(UsageError, match="policy 'player_1' does not apply them"):
+        check_multi_agent(config)
+    config.rl_module(rl_module_spec=masked)  # one masking spec for every policy
+    check_multi_agent(config)

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 import envs
 from rlsuite.errors import UsageError
-from rlsuite.multiagent.policies import agent_spaces, check_mapping
+from rlsuite.multiagent.policies import AgentSpaces, agent_spaces, check_mapping
+
+MASKING_MODULE = (
+    "ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule"
+)
 
 
 def check_multi_agent(config: AlgorithmConfig) -> None:
-    """A multi-agent env gets policies for every agent, spaces matching within each policy;
-    a single-agent env gets no multi-agent policies. Call after `validate.check_env`."""
+    """A multi-agent env gets policies for every agent, spaces matching within each policy,
+    and masking modules where its observations carry action masks; a single-agent env gets
+    no multi-agent policies. Call after `validate.check_env`."""
     env = config.env
     if not isinstance(env, str):
         return  # an env class or a name registered elsewhere: RLlib checks it
@@ -29,3 +38,44 @@ def check_multi_agent(config: AlgorithmConfig) -> None:
         )
     agents = agent_spaces(env, config.env_config)
     check_mapping(env, agents, set(config.policies), config.policy_mapping_fn)
+    check_action_masking(env, agents, config)
+
+
+def check_action_masking(
+    env_name: str, agents: Mapping[str, AgentSpaces], config: AlgorithmConfig
+) -> None:
+    """Agents whose observations carry an `action_mask` (turn-based games, where an illegal
+    move ends the game) need RLModules that apply it: RLlib's ActionMaskingRLModule."""
+    if not any(_has_action_mask(spaces.observation) for spaces in agents.values()):
+        return
+    for policy in sorted(config.policies):
+        if not _applies_masks(_module_class(config, policy)):
+            raise UsageError(
+                f"{env_name} has action masks (an illegal move ends the game) but policy "
+                f"'{policy}' does not apply them; give it RLModuleSpec(module_class="
+                f"{MASKING_MODULE}) in .rl_module(rl_module_spec=...)"
+            )
+
+
+def _applies_masks(module_class: Any) -> bool:
+    # By name along the MRO rather than issubclass: importing RLlib's example module
+    # logs a deprecation warning, which would add a second line to a one-line error.
+    return isinstance(module_class, type) and any(
+        cls.__name__ == "ActionMaskingRLModule" for cls in module_class.__mro__
+    )
+
+
+def _has_action_mask(space: gym.Space) -> bool:
+    return isinstance(space, gym.spaces.Dict) and "action_mask" in space.spaces
+
+
+def _module_class(config: AlgorithmConfig, policy: str) -> Any:
+    """The RLModule class `policy` will get: from a MultiRLModuleSpec's entry for it, a
+    single RLModuleSpec for all, or None (RLlib's default module, which knows no masks)."""
+    spec: Any = config._rl_module_spec
+    specs = getattr(spec, "rl_module_specs", None)
+    if isinstance(specs, Mapping):
+        spec = specs.get(policy)
+    elif specs is not None:
+        spec = specs
+    return getattr(spec, "module_class", None)
