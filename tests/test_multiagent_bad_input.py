@@ -36,7 +36,9 @@ def test_unknown_agent_id_in_the_mapping(
 def test_agent_without_a_policy(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     storage = tmp_path / "results"
     code = run_main(INDEPENDENT, "--set", "environment.env_config={'N': 4}", storage=storage)
-    assert_rejected(capsys, code, storage, "'agent_3'", "env_config to the mapping helper")
+    assert_rejected(
+        capsys, code, storage, "'agent_3'", "build the mapping from the env and env_config"
+    )
 
 
 def test_spaces_differ_within_a_shared_policy(

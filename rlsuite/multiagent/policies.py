@@ -151,11 +151,15 @@ def check_mapping(
     for agent in agents:
         policy = _policy_of(env_name, agent, policy_mapping_fn)
         if policy not in policies:
-            # Helpers list their policies from the env they were given: a changed
-            # env_config (more agents) needs the same env_config passed to the helper.
+            # Helpers list their policies from the env they were given: another env or
+            # env_config (more agents) needs the mapping rebuilt from that one.
+            helper = {PolicyPerAgent: "independent", PolicyPerType: "by_type"}.get(
+                type(policy_mapping_fn)
+            )
             fix = (
-                "pass the env's env_config to the mapping helper too"
-                if isinstance(policy_mapping_fn, PolicyPerAgent | PolicyPerType)
+                "build the mapping from the env and env_config it runs with, "
+                f"{helper}('{env_name}', env_config)"
+                if helper
                 else "add it to `policies` or map the agent to one of them"
             )
             raise UsageError(
