@@ -1,0 +1,111 @@
+"""What PBT costs, and how sampling scales with env runners, measured in one run.
+
+1. The same population (pbt_ppo_cartpole.py) for the same iterations with its PBT
+   scheduler and without any: PBT's exploits restore checkpoints and restart trials,
+   which is the overhead to read (goal: wall-time ratio at most 1.10).
+2. PPO CartPole env steps per second with 1, 2, ... env runners.
+Each run is a fresh process, like a user's.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rlsuite import metrics
+
+ROOT = Path(__file__).resolve().parents[1]
+PBT_EXPERIMENT = ROOT / "experiments" / "pbt_ppo_cartpole.py"
+SCALING_EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
+
+# Runs the experiment with or without its scheduler through the launcher itself.
+RUN_WITHOUT_SCHEDULER = """
+import dataclasses, sys
+from pathlib import Path
+from rlsuite import launcher, metrics
+from rlsuite.loader import load_experiment
+experiment = load_experiment(sys.argv[1])
+experiment = dataclasses.replace(
+    experiment, scheduler=None, stop={metrics.TRAINING_ITERATION: int(sys.argv[2])}
+)
+launcher.run(experiment, launcher.Launch(name="no_pbt", storage_path=Path(sys.argv[3])))
+"""
+
+
+@dataclass(frozen=True)
+class PbtBench:
+    iterations: int
+    pbt_s: float
+    no_pbt_s: float
+    env_steps_per_s: dict[int, float]
+
+    @property
+    def ratio(self) -> float:
+        return self.pbt_s / self.no_pbt_s
+
+    def report(self) -> str:
+        lines = [
+            f"population of pbt_ppo_cartpole.py, {self.iterations} iterations per trial:",
+            f"  without a scheduler  {self.no_pbt_s:7.1f} s",
+            f"  with PBT             {self.pbt_s:7.1f} s",
+            f"  ratio PBT / none     {self.ratio:7.3f}  (goal <= 1.10)",
+            "PPO CartPole sampling, env steps/s by env runners:",
+        ]
+        base = self.env_steps_per_s[min(self.env_steps_per_s)]
+        for runners, rate in sorted(self.env_steps_per_s.items()):
+            lines.append(f"  {runners:>2} env runners  {rate:9.0f}  ({rate / base:.2f}x)")
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        return json.dumps({**asdict(self), "ratio": self.ratio}, indent=2)
+
+
+def measure(iterations: int, runner_counts: list[int]) -> PbtBench:
+    with tempfile.TemporaryDirectory() as out:
+        no_pbt = _timed(
+            [sys.executable, "-c", RUN_WITHOUT_SCHEDULER, str(PBT_EXPERIMENT), str(iterations), out]
+        )
+    with tempfile.TemporaryDirectory() as out:
+        pbt = _timed(_cli(PBT_EXPERIMENT, out, "--stop", f"training_iteration={iterations}"))
+    rates = {n: sampling_rate(n, iterations) for n in runner_counts}
+    return PbtBench(iterations, pbt, no_pbt, rates)
+
+
+def sampling_rate(env_runners: int, iterations: int) -> float:
+    """Env steps per second of training time (sampling and learning) with `env_runners`."""
+    with tempfile.TemporaryDirectory() as out:
+        flags = (
+            "--stop",
+            f"training_iteration={iterations}",
+            "--num-env-runners",
+            str(env_runners),
+        )
+        subprocess.run(
+            _cli(SCALING_EXPERIMENT, out, *flags), cwd=ROOT, check=True, capture_output=True
+        )
+        (result_file,) = Path(out).glob("ppo_cartpole/*/result.json")
+        return steps_per_second(result_file)
+
+
+def steps_per_second(result_file: Path) -> float:
+    """Env steps over training seconds of a trial's last result."""
+    last = json.loads(result_file.read_text().splitlines()[-1])
+    steps = last
+    for part in metrics.ENV_STEPS_SAMPLED_LIFETIME.split("/"):
+        steps = steps[part]
+    return float(steps) / float(last[metrics.TIME_TOTAL_S])
+
+
+def _cli(experiment: Path, out: str, *flags: str) -> list[str]:
+    return [sys.executable, "-m", "rlsuite.run", str(experiment), "--storage-path", out, *flags]
+
+
+def _timed(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+    return time.perf_counter() - start
