@@ -39,6 +39,13 @@ def non_negative_float(text: str) -> float:
     return value
 
 
+def positive_float(text: str) -> float:
+    value = non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
 def _int(text: str) -> int:
     try:
         return int(text)
@@ -130,6 +137,16 @@ def build_parser() -> Parser:
         "--num-gpus-per-learner",
         type=non_negative_float,
         help="GPUs for each learner (or for the local learner when --num-learners 0)",
+    )
+    parser.add_argument(
+        "--num-cpus-per-env-runner",
+        type=positive_float,
+        help="CPUs reserved for each env runner",
+    )
+    parser.add_argument(
+        "--num-cpus-per-learner",
+        type=positive_float,
+        help="CPUs reserved for each learner",
     )
     parser.add_argument(
         "--checkpoint-every",

@@ -109,10 +109,12 @@ def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
     runners = {
         "num_env_runners": args.num_env_runners,
         "num_envs_per_env_runner": args.num_envs_per_env_runner,
+        "num_cpus_per_env_runner": args.num_cpus_per_env_runner,
     }
     learners = {
         "num_learners": args.num_learners,
         "num_gpus_per_learner": args.num_gpus_per_learner,
+        "num_cpus_per_learner": args.num_cpus_per_learner,
     }
     config.env_runners(**{k: v for k, v in runners.items() if v is not None})
     config.learners(**{k: v for k, v in learners.items() if v is not None})

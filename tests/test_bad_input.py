@@ -132,6 +132,10 @@ def test_bad_set(
         ("--num-learners", "-2"),
         ("--num-gpus-per-learner", "-1"),
         ("--checkpoint-every", "0"),
+        ("--num-cpus-per-env-runner", "0"),
+        ("--num-cpus-per-learner", "-1"),
+        ("--max-concurrent-trials", "0"),
+        ("--seeds", "0"),
         ("--seed", "x"),
     ],
 )

@@ -98,8 +98,8 @@ def test_too_many_env_runners_for_the_cluster(cluster: dict[str, str], storage: 
         cluster["address"],
         "--num-env-runners",
         "1",
-        "--set",
-        "env_runners.num_cpus_per_env_runner=4",
+        "--num-cpus-per-env-runner",
+        "4",
         storage=storage,
         env=TOKEN_ENV,
     )
