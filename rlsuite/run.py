@@ -85,6 +85,7 @@ def prepare(
     )
     validate.check_env(experiment.config)
     validate.check_config(experiment.config)
+    validate.check_checkpoint_cadence(experiment)
     multiagent.check_multi_agent(experiment.config)
     validate.check_stop(experiment.stop)
     validate.check_gpus(experiment.config, launch.address)

@@ -13,6 +13,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 import envs
 from rlsuite import metrics
 from rlsuite.errors import UsageError
+from rlsuite.experiment import PB2, PBT, Experiment
 
 
 def check_env(config: AlgorithmConfig) -> None:
@@ -36,6 +37,20 @@ def check_config(config: AlgorithmConfig) -> None:
         raise UsageError(
             f"invalid RLlib config: {reason} (fix it with --set or in the experiment file)"
         ) from None
+
+
+def check_checkpoint_cadence(experiment: Experiment) -> None:
+    """Under PBT an exploit copies the top trial's latest checkpoint: checkpoints must fall
+    on every perturbation, or exploits copy stale weights."""
+    scheduler = experiment.scheduler
+    if (
+        isinstance(scheduler, PBT | PB2)
+        and scheduler.perturbation_interval % experiment.checkpoint_every
+    ):
+        raise UsageError(
+            f"PBT perturbs every {scheduler.perturbation_interval} iterations but checkpoints every "
+            f"{experiment.checkpoint_every}; set --checkpoint-every to {scheduler.perturbation_interval} or a divisor of it"
+        )
 
 
 def check_stop(stop: Mapping[str, float]) -> None:

@@ -153,6 +153,15 @@ def test_config_rllib_rejects(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert_rejected(capsys, code, storage, "invalid RLlib config", "minibatch_size")
 
 
+def test_pbt_checkpoints_off_the_perturbation_cadence(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    pbt_experiment = ROOT / "experiments" / "pbt_ppo_cartpole.py"
+    code = run_main(pbt_experiment, "--checkpoint-every", "3", storage=storage)
+    assert_rejected(capsys, code, storage, "perturbs every 5 iterations but checkpoints every 3")
+
+
 def test_gpus_without_gpus(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     import torch
 
