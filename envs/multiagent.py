@@ -6,8 +6,9 @@ observation of the agent to move (with PettingZoo's `action_mask` in it).
 
 RLlib's wrappers do the API translation; this module adds only what they lack:
 - `max_episode_steps` becomes PettingZoo's `max_cycles` (one parallel step is one cycle),
-  so episodes end with PettingZoo's own truncation flags; turn-based games have no
-  `max_cycles`, so `MoveLimit` truncates them after that many moves;
+  so episodes end with PettingZoo's own flags (a truncation, except that multiwalker
+  reports its time limit as a termination); turn-based games have no `max_cycles`, so
+  `MoveLimit` truncates them after that many moves;
 - pixel observations (H x W x 3 uint8, e.g. pistonball's 457x120 RGB per piston) become
   84x84x1 grey float32 in [0, 1] like the Atari envs, so RLlib's default CNN fits them
   (SuperSuit would do this, but it is one more dependency for two cv2 calls);
