@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import os
 import tempfile
 from collections.abc import Mapping
@@ -30,6 +31,11 @@ def check_env(config: AlgorithmConfig) -> None:
 
 def check_config(config: AlgorithmConfig) -> None:
     """RLlib's own validation of the config, run here rather than inside the first trial."""
+    # validate() logs RLlib's "running on the new API stack" notice; on bad input the user
+    # must see one line only.
+    rllib_logger = logging.getLogger("ray.rllib.algorithms.algorithm_config")
+    level = rllib_logger.level
+    rllib_logger.setLevel(logging.ERROR)
     try:
         config.copy(copy_frozen=False).validate()
     except ValueError as error:
@@ -37,6 +43,8 @@ def check_config(config: AlgorithmConfig) -> None:
         raise UsageError(
             f"invalid RLlib config: {reason} (fix it with --set or in the experiment file)"
         ) from None
+    finally:
+        rllib_logger.setLevel(level)
 
 
 def check_checkpoint_cadence(experiment: Experiment) -> None:

@@ -219,9 +219,16 @@ def test_as_test_without_a_return_to_reach(
     assert_rejected(capsys, code, storage, "--as-test")
 
 
-def test_cli_process_reports_one_line_and_exit_2(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--set", "training.lrr=1"),  # refused while parsing
+        ("--set", "training.train_batch_size_per_learner=64"),  # refused by RLlib's validate()
+    ],
+)
+def test_cli_process_reports_one_line_and_exit_2(tmp_path: Path, flags: tuple[str, str]) -> None:
     """The same through a real process: no traceback reaches the terminal."""
-    run = run_cli(CARTPOLE, "--set", "training.lrr=1", storage=tmp_path / "results")
+    run = run_cli(CARTPOLE, *flags, storage=tmp_path / "results")
     assert run.returncode == 2
     assert run.stderr.strip().count("\n") == 0 and "Traceback" not in run.stderr
     assert not (tmp_path / "results").exists()
