@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from rlsuite.run import main
+
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py")
 
@@ -41,3 +43,32 @@ def run_cli(
 @pytest.fixture
 def storage(tmp_path: Path) -> Path:
     return tmp_path / "results"
+
+
+# Bad-input helpers: the CLI in this process, for speed; tests/test_bad_input.py also
+# checks a real process.
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def run_main(*args: str | Path, storage: Path) -> int:
+    try:
+        return main([*map(str, args), "--storage-path", str(storage)])
+    except SystemExit as exit:  # argparse's own errors
+        return int(exit.code or 0)
+
+
+def assert_rejected(
+    capsys: pytest.CaptureFixture[str], code: int, storage: Path, *needles: str
+) -> str:
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    assert not storage.exists(), "bad input must not create the results directory"
+    return lines[0]

@@ -6,37 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rlsuite.run import main
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, assert_rejected, run_cli, run_main, write
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
-
-
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def run_main(*args: str | Path, storage: Path) -> int:
-    try:
-        return main([*map(str, args), "--storage-path", str(storage)])
-    except SystemExit as exit:  # argparse's own errors
-        return int(exit.code or 0)
-
-
-def assert_rejected(
-    capsys: pytest.CaptureFixture[str], code: int, storage: Path, *needles: str
-) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    assert not storage.exists(), "bad input must not create the results directory"
-    return lines[0]
 
 
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
