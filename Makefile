@@ -14,7 +14,7 @@ format:
 type:
 	mypy
 
-test:  ## everything that runs on a CPU, learning tests included (about 8 minutes)
+test:  ## everything that runs on a CPU, learning tests included (about 15 minutes)
 	pytest -m "not gpu"
 
 test-fast:  ## skips the slow learning tests
