@@ -73,16 +73,23 @@ def export(module: RLModule, fmt: Format, directory: Path, name: str, example: n
     return path
 
 
-def exported_actions(path: Path, observations: np.ndarray) -> np.ndarray:
-    """Actions the exported file computes for a batch of observations."""
+def exported_outputs(path: Path, observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(actions, action_dist_inputs) the exported file computes for a batch of observations."""
     if path.suffix == SUFFIX["onnx"]:
         import onnxruntime
 
         session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        return np.asarray(session.run([OUTPUTS[0]], {"obs": observations})[0])
+        actions, inputs = session.run(list(OUTPUTS), {"obs": observations})
+        return np.asarray(actions), np.asarray(inputs)
     network = torch.jit.load(str(path))
     with torch.no_grad():
-        return network(torch.as_tensor(observations))[0].numpy()
+        actions, inputs = network(torch.as_tensor(observations))
+    return actions.numpy(), inputs.numpy()
+
+
+def exported_actions(path: Path, observations: np.ndarray) -> np.ndarray:
+    """Actions the exported file computes for a batch of observations."""
+    return exported_outputs(path, observations)[0]
 
 
 def module_actions(module: RLModule, observations: np.ndarray) -> np.ndarray:

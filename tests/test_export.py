@@ -56,10 +56,16 @@ def test_export_gives_the_rlmodule_actions(
     path = export.export(policy.module, fmt, tmp_path, "default_policy", observations)
     assert path.stat().st_size > 1000
     expected = rlmodule_actions(policy, observations)
-    got = export.exported_actions(path, observations)  # a batch of 512, traced at 4
+    got, logits = export.exported_outputs(path, observations)  # a batch of 512, traced at 4
     assert got.shape == expected.shape == (512,)
     np.testing.assert_array_equal(got, expected)
-    assert 0 < expected.mean() < 1  # both actions occur: a real comparison, not all zeros
+    # The logits behind the actions match too, and differ between observations: the
+    # comparison is of a real network, whatever action a two-iteration policy prefers.
+    with torch.no_grad():
+        output = policy.module.forward_inference({Columns.OBS: torch.as_tensor(observations)})
+    module_logits = output[Columns.ACTION_DIST_INPUTS].numpy()
+    np.testing.assert_allclose(logits, module_logits, rtol=1e-4, atol=1e-5)
+    assert np.ptp(module_logits[:, 1] - module_logits[:, 0]) > 0
 
 
 def test_export_matches_the_connector_path(policy: SingleAgentPolicy, tmp_path: Path) -> None:
