@@ -1,4 +1,4 @@
-.PHONY: install lint format type test test-fast smoke bench
+.PHONY: install lint format type test test-slow smoke bench
 
 install:
 	pip install -e '.[test]'
@@ -14,11 +14,11 @@ format:
 type:
 	mypy
 
-test:  ## everything that runs on a CPU, learning tests included (about 15 minutes)
-	pytest -m "not gpu"
-
-test-fast:  ## skips the slow learning tests
+test:  ## what CI runs: everything but the slow learning tests and GPU tests (about 15 minutes)
 	pytest
+
+test-slow:  ## learning tests and exhaustive env checks (tens of minutes)
+	pytest -m slow
 
 smoke:
 	for f in experiments/*.py; do python -m rlsuite.run $$f --smoke || exit 1; done
