@@ -10,6 +10,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.tune.schedulers import ASHAScheduler, PopulationBasedTraining, TrialScheduler
 
 from rlsuite import metrics
+from rlsuite.supervised.config import SupervisedConfig
 
 
 @dataclass(frozen=True)
@@ -90,18 +91,22 @@ Scheduler = ASHA | PBT | PB2
 
 @dataclass(frozen=True)
 class Experiment:
-    """One experiment: an RLlib config plus how Tune runs it.
+    """One experiment: an RLlib config or a supervised config, plus how Tune runs it.
 
     The RLlib `AlgorithmConfig` passes straight through: everything that differs from
-    RLlib's defaults is set on it in the experiment file.
+    RLlib's defaults is set on it in the experiment file. A `SupervisedConfig` runs the
+    shared Ray Train loop (`rlsuite.supervised.loop`) instead; the launcher dispatches on
+    the config's type.
     """
 
-    config: AlgorithmConfig
-    """The algorithm, env (a registry name from `envs`), model and training settings."""
+    config: AlgorithmConfig | SupervisedConfig
+    """RL: the algorithm, env (a registry name from `envs`), model and training settings.
+    Supervised: model, data set, optimisation and Ray Train scaling settings."""
     stop: Mapping[str, float]
     """Stop criteria keyed by `rlsuite.metrics` constants; a trial stops at the first one met."""
     search: Mapping[str, Any] = field(default_factory=dict)
-    """Tune param space over flat RLlib config keys (`{"lr": tune.loguniform(1e-5, 1e-3)}`)."""
+    """Tune param space over flat RLlib config keys or SupervisedConfig fields
+    (`{"lr": tune.loguniform(1e-5, 1e-3)}`)."""
     scheduler: Scheduler | None = None
     """ASHA or PBT; None runs every trial to its stop criteria."""
     num_samples: int = 1

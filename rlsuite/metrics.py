@@ -86,8 +86,29 @@ QF_LOSS = learner_metric("qf_loss")
 ENTROPY = learner_metric("entropy")
 LEARNING_RATE = learner_metric("default_optimizer_learning_rate")
 
+# Supervised runs (`rlsuite.supervised.loop`): one result per epoch, reported by the Ray
+# Train workers (rank 0's values; losses and accuracy are averaged over all workers).
+TRAIN_LOSS = "train/loss"
+VALIDATION_LOSS = "validation/loss"
+VALIDATION_ACCURACY = "validation/accuracy"
+SAMPLES_PER_SECOND = "train/samples_per_second"
+"""Training samples per second of the whole run (all workers), over the epoch's steps."""
+TRAIN_LEARNING_RATE = "train/learning_rate"
+"""The optimizer's learning rate at the end of the epoch."""
+EPOCH = "epoch"
+"""Epochs completed; continues across `--resume` and PBT exploits (Tune's
+training_iteration counts the results of this trial)."""
+SUPERVISED_METRICS = (
+    TRAIN_LOSS,
+    VALIDATION_LOSS,
+    VALIDATION_ACCURACY,
+    SAMPLES_PER_SECOND,
+    TRAIN_LEARNING_RATE,
+    EPOCH,
+)
+
 # The metrics in which "reaching the stop value" means the task was solved (`--as-test`).
-RETURN_METRICS = (EPISODE_RETURN_MEAN, EVALUATION_RETURN_MEAN)
+RETURN_METRICS = (EPISODE_RETURN_MEAN, EVALUATION_RETURN_MEAN, VALIDATION_ACCURACY)
 
 # Short names accepted on the command line (`--stop episode_return_mean=150`).
 BY_NAME: dict[str, str] = {
@@ -100,6 +121,10 @@ BY_NAME: dict[str, str] = {
     "env_steps": ENV_STEPS_SAMPLED_LIFETIME,
     "num_env_steps_sampled_lifetime": ENV_STEPS_SAMPLED_LIFETIME,
     "evaluation_return_mean": EVALUATION_RETURN_MEAN,
+    "validation_accuracy": VALIDATION_ACCURACY,
+    "validation_loss": VALIDATION_LOSS,
+    "train_loss": TRAIN_LOSS,
+    "epoch": EPOCH,
 }
 
 STOP_KEYS = frozenset(BY_NAME.values())
