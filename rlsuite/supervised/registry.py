@@ -40,6 +40,7 @@ import difflib
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from rlsuite.errors import UsageError
@@ -62,6 +63,9 @@ class Splits:
     """Keyword arguments the model builder needs from the data (e.g. `vocab_size`)."""
     save_extras: Callable[[str], None] | None = None
     """Writes files inference needs besides the weights into a checkpoint directory."""
+    train_size: int | None = None
+    """Rows of the training split when it is a Ray Dataset (known without reading it, e.g.
+    from a file listing); the loop's learning-rate schedule needs steps per epoch."""
 
 
 @dataclass(frozen=True)
@@ -81,12 +85,13 @@ class DatasetEntry:
 
 
 VISION = "rlsuite.supervised.vision"
+IMAGEFOLDER = "rlsuite.supervised.imagefolder"
 TEXT = "rlsuite.supervised.text"
 
 DATASETS: dict[str, DatasetEntry] = {
     "cifar10": DatasetEntry(VISION, "load_cifar10", "check_cifar10", "synthetic_images"),
     "imagefolder": DatasetEntry(
-        VISION, "load_imagefolder", "check_imagefolder", "synthetic_images", ray_data=True
+        IMAGEFOLDER, "load_imagefolder", "check_imagefolder", "synthetic_images", ray_data=True
     ),
     "synthetic_images": DatasetEntry(
         VISION, "load_synthetic", "check_synthetic", "synthetic_images"
@@ -140,6 +145,25 @@ def build_model(config: SupervisedConfig, model_kwargs: Mapping[str, Any]) -> An
     check_model(config.model)
     module, _, function = MODELS[config.model].partition(":")
     return getattr(importlib.import_module(module), function)(config, **model_kwargs)
+
+
+def data_dir(config: SupervisedConfig, what: str) -> Path:
+    """`config.data_path` as a Path; UsageError if unset, missing, a file or empty. `what`
+    says what the directory should be, for the message."""
+    if not config.data_path:
+        raise UsageError(
+            f"{config.dataset}: no data_path; --set data_path=DIR ({what}), or --smoke for synthetic data"
+        )
+    directory = Path(config.data_path).expanduser()
+    if not directory.exists():
+        raise UsageError(
+            f"{config.dataset}: data_path {directory} does not exist; point it at {what}"
+        )
+    if not directory.is_dir():
+        raise UsageError(f"{config.dataset}: data_path {directory} is a file; point it at {what}")
+    if not any(directory.iterdir()):
+        raise UsageError(f"{config.dataset}: data_path {directory} is empty; point it at {what}")
+    return directory
 
 
 def _suggest(name: str, choices: Mapping[str, Any]) -> str:
