@@ -48,10 +48,14 @@ class PBT:
     """Bottom fraction of trials that copy the top fraction."""
     resample_probability: float = 0.25
     """Chance that a mutated value is resampled rather than scaled by 0.8 or 1.2."""
+    synch: bool = False
+    """Synchronous PBT: every trial waits at each perturbation until all reach it, so
+    exploits do not depend on which trial happens to run faster (slower overall)."""
     time_attr: str = metrics.TRAINING_ITERATION
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
         return PopulationBasedTraining(
+            synch=self.synch,
             time_attr=self.time_attr,
             metric=metric,
             mode=mode,
@@ -71,12 +75,15 @@ class PB2:
     """Flat RLlib config keys to (low, high) bounds of continuous values."""
     perturbation_interval: int = 10
     quantile_fraction: float = 0.25
+    synch: bool = False
+    """Synchronous: every trial waits at each perturbation until all reach it."""
     time_attr: str = metrics.TRAINING_ITERATION
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
         from ray.tune.schedulers.pb2 import PB2 as TunePB2  # needs GPy and scikit-learn
 
         return TunePB2(
+            synch=self.synch,
             time_attr=self.time_attr,
             metric=metric,
             mode=mode,

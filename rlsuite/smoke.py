@@ -120,7 +120,11 @@ def _first_grid_values(search: Mapping[str, Any]) -> dict[str, Any]:
 def _smoke_scheduler(scheduler: Scheduler | None) -> Scheduler | None:
     if isinstance(scheduler, PBT | PB2):
         # With two trials only a 0.5 quantile puts one in the bottom and one in the top.
-        return dataclasses.replace(scheduler, perturbation_interval=1, quantile_fraction=0.5)
+        # Synchronous, so that an exploit happens even when one trial starts late (a busy
+        # CI machine) and would otherwise finish its two iterations alone.
+        return dataclasses.replace(
+            scheduler, perturbation_interval=1, quantile_fraction=0.5, synch=True
+        )
     if isinstance(scheduler, ASHA):
         return dataclasses.replace(scheduler, max_t=ITERATIONS, grace_period=1)
     return scheduler

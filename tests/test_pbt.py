@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,6 +40,30 @@ def test_pbt_exploit_applies_the_perturbed_values(storage: Path) -> None:
             assert learner[ENTROPY] == pytest.approx(after["config"]["entropy_coeff"])
         assert rows[-1][metrics.TRAINING_ITERATION] == 5
     assert exploits >= 1, "no PBT exploit happened"
+    _check_pbt_report(storage / "pbt_ppo_cartpole", storage / "report")
+
+
+def _check_pbt_report(results: Path, output: Path) -> None:
+    """The report of the same sweep draws each trial's lr schedule and lists Tune's exploits."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rlsuite.report", str(results), "--output", str(output)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    figure = (output / "pbt_pbt_ppo_cartpole.png").read_bytes()
+    assert figure.startswith(b"\x89PNG") and len(figure) > 10_000
+    text = (output / "report.md").read_text()
+    assert "![hyperparameter schedules](pbt_pbt_ppo_cartpole.png)" in text
+    trials = {d.name for d in results.glob("PPO_*")}
+    exploits = re.findall(
+        r"^- iteration \d+: (\S+) copied (\S+) .*; lr \S+ -> ", text, re.MULTILINE
+    )
+    assert exploits, text
+    for trial, source in exploits:  # named by their directories, not Tune's internal tags
+        assert trial in trials and source in trials and trial != source
 
 
 @pytest.fixture(scope="module")

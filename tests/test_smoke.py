@@ -48,6 +48,7 @@ def test_smoke_shrinks_everything() -> None:
     assert small.num_samples == 2 and small.checkpoint_every == 1
     assert small.search["lr"] == {"grid_search": [1e-3, 1e-4]}
     assert isinstance(small.scheduler, PBT) and small.scheduler.perturbation_interval == 1
+    assert small.scheduler.synch
 
 
 def test_smoke_leaves_its_input_untouched() -> None:

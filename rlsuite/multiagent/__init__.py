@@ -1,5 +1,7 @@
-"""Multi-agent helpers: policy mappings for `AlgorithmConfig.multi_agent()` and their checks."""
+"""Multi-agent helpers: policy mappings for `AlgorithmConfig.multi_agent()` and their checks,
+and MAPPO's centralized critic (`mappo(config)`)."""
 
+from rlsuite.multiagent.centralized_critic import CentralizedCriticPPOModule, mappo
 from rlsuite.multiagent.policies import (
     SHARED,
     MultiAgentSettings,
@@ -13,11 +15,13 @@ from rlsuite.multiagent.validate import check_multi_agent
 
 __all__ = [
     "SHARED",
+    "CentralizedCriticPPOModule",
     "MultiAgentSettings",
     "agent_type",
     "by_type",
     "check_multi_agent",
     "independent",
+    "mappo",
     "shared",
     "table",
 ]

@@ -10,6 +10,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 import envs
 from rlsuite.errors import UsageError
+from rlsuite.multiagent.centralized_critic import check_centralized_critic
 from rlsuite.multiagent.policies import AgentSpaces, agent_spaces, check_mapping
 
 MASKING_MODULE = (
@@ -39,6 +40,7 @@ def check_multi_agent(config: AlgorithmConfig) -> None:
     agents = agent_spaces(env, config.env_config)
     check_mapping(env, agents, set(config.policies), config.policy_mapping_fn)
     check_action_masking(env, agents, config)
+    check_centralized_critic(env, agents, config)
 
 
 def check_action_masking(

@@ -83,18 +83,23 @@ def _trial_table(config: Config) -> list[str]:
 
 def _pbt_section(config: Config, output: Path) -> list[str]:
     keys = mutated_keys(config)
-    lineage = pbt_lineage(config.path)
+    lineage = pbt_lineage(config)
     if not keys and not lineage:
         return []
     lines = [f"### {config.label}: PBT", ""]
     if keys:
         figure = figures.hyperparameter_schedules(config, keys, output / f"pbt_{config.label}.png")
         lines += [f"![hyperparameter schedules]({figure.name})", ""]
-    lines += [
-        f"- iteration {entry[2]}: {entry[0]} copied {entry[1]} (its iteration {entry[3]})"
-        for entry in lineage
-        if len(entry) >= 4
-    ]
+    for exploit in lineage:
+        changes = ", ".join(
+            f"{key} {exploit.source_config.get(key)} -> {exploit.new_config.get(key)}"
+            for key in keys
+            if key in exploit.new_config
+        )
+        lines.append(
+            f"- iteration {exploit.iteration}: {exploit.trial} copied {exploit.source} "
+            f"(its iteration {exploit.source_iteration}); {changes or 'config unchanged'}"
+        )
     return [*lines, ""]
 
 

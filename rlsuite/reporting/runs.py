@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,13 +64,51 @@ def load(path: Path) -> Config:
     return Config(label=path.name, path=path, metric=metric, trials=trials)
 
 
-def pbt_lineage(path: Path) -> list[list[Any]]:
-    """Tune PBT's exploit log (`pbt_global.txt`): [trial, cloned from, iteration, its
-    iteration, old config, new config] per exploit; empty when the run was not PBT."""
-    log = path / "pbt_global.txt"
+@dataclass(frozen=True)
+class Exploit:
+    """One PBT exploit: `trial` copied `source`'s checkpoint at `iteration` and explored
+    from `source`'s config to `new_config`."""
+
+    iteration: int
+    trial: str
+    source: str
+    source_iteration: int
+    source_config: dict[str, Any]
+    new_config: dict[str, Any]
+
+
+def pbt_lineage(config: Config) -> list[Exploit]:
+    """Tune PBT's exploit log (`pbt_global.txt`), with trial directory names instead of
+    Tune's tags; empty when the run was not PBT."""
+    log = config.path / "pbt_global.txt"
     if not log.exists():
         return []
-    return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    names = [trial.name for trial in config.trials]
+    exploits = []
+    for line in log.read_text().splitlines():
+        entry = json.loads(line) if line.strip() else []
+        if len(entry) < 6:
+            continue
+        trial, source, iteration, source_iteration, source_config, new_config = entry[:6]
+        exploits.append(
+            Exploit(
+                int(iteration),
+                _trial_name(str(trial), names),
+                _trial_name(str(source), names),
+                int(source_iteration),
+                source_config,
+                new_config,
+            )
+        )
+    return exploits
+
+
+def _trial_name(tag: str, names: list[str]) -> str:
+    """Tune logs a trial by its tag ("3_lr=0.001"); its directory ends in the same trial
+    index ("PPO_ab12c_00003")."""
+    index = re.match(r"(\d+)_", tag)
+    matches = [n for n in names if index and n.endswith(f"_{int(index[1]):05d}")]
+    return matches[0] if len(matches) == 1 else tag
 
 
 def _trial(directory: Path) -> Trial:

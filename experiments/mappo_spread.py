@@ -1,0 +1,58 @@
+"""MAPPO on MPE simple_spread: a shared actor on each agent's own observation, a centralized
+critic on the global state (all three agents' observations, concatenated).
+
+The task of `ppo_shared_spread.py` (three agents cover three landmarks without colliding,
+25 steps, team return = sum over agents); only the critic differs, so the two files
+compare a centralized with a decentralized value function. Checkpoints hold one plain
+actor ("shared") that acts on one agent's observation; the critic trains on the learner.
+
+Expected: the team return rises from -82 for uniformly random actions (measured on this
+registry env) to -50 or better within 2M env steps. Source for method and settings: Yu
+et al. 2022, "The Surprising Effectiveness of PPO in Cooperative Multi-Agent Games"
+(MAPPO; settings from marlbenchmark/on-policy `train_mpe_spread.sh`); their spread gives
+each agent the team reward without PettingZoo's `local_ratio`, so their figures do not
+carry over. Measured here: see tests/test_learning.py (MAPPO's slow learning test).
+"""
+
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+from rlsuite import Experiment, metrics
+from rlsuite.multiagent import mappo, shared
+
+ENV = "mpe/simple_spread"
+
+config = mappo(  # centralized critic: the value function sees every agent's observation
+    PPOConfig()
+    .environment(ENV)
+    .multi_agent(**shared(ENV))  # one actor and one critic for the three identical agents
+    .env_runners(
+        num_env_runners=1,
+        num_envs_per_env_runner=8,  # batched inference: one forward pass steps 8 envs
+    )
+    .training(
+        lr=7e-4,  # MAPPO's MPE value (actor and critic lr alike)
+        num_epochs=10,  # MAPPO's ppo_epoch on MPE
+        entropy_coeff=0.01,  # MAPPO's MPE value
+        lambda_=0.95,  # MAPPO's gae_lambda
+        grad_clip=10.0,  # MAPPO's max_grad_norm
+        train_batch_size_per_learner=3_200,  # env steps: 128 episodes of 25, as MAPPO's 128 rollout threads
+        minibatch_size=3_200,  # agent steps; MAPPO takes one minibatch, RLlib caps it at the train batch
+        vf_clip_param=1_000.0,  # per-agent returns start near -27; MAPPO normalizes values instead of clipping
+    )
+    .rl_module(
+        model_config=DefaultModelConfig(
+            fcnet_hiddens=[64, 64],  # MAPPO's MPE network, for actor and critic
+            fcnet_activation="relu",  # MAPPO's --use_ReLU
+        )
+    )
+)
+
+experiment = Experiment(
+    config=config,
+    stop={
+        metrics.TEAM_RETURN_MEAN: -50,
+        metrics.ENV_STEPS_SAMPLED_LIFETIME: 2_000_000,
+    },
+    checkpoint_every=20,
+)
