@@ -59,7 +59,7 @@ def _check_pbt_report(results: Path, output: Path) -> None:
     assert "![hyperparameter schedules](pbt_pbt_ppo_cartpole.png)" in text
     trials = {d.name for d in results.glob("PPO_*")}
     exploits = re.findall(
-        r"^- iteration \d+: (\S+) copied (\S+) .*; lr \S+ -> ", text, re.MULTILINE
+        r"^- iteration \d+: (\S+) copied (\S+) .*\blr [\d.e-]+ -> [\d.e-]+", text, re.MULTILINE
     )
     assert exploits, text
     for trial, source in exploits:  # named by their directories, not Tune's internal tags

@@ -92,7 +92,7 @@ def _pbt_section(config: Config, output: Path) -> list[str]:
         lines += [f"![hyperparameter schedules]({figure.name})", ""]
     for exploit in lineage:
         changes = ", ".join(
-            f"{key} {exploit.source_config.get(key)} -> {exploit.new_config.get(key)}"
+            f"{key} {_short(exploit.source_config.get(key))} -> {_short(exploit.new_config.get(key))}"
             for key in keys
             if key in exploit.new_config
         )
@@ -101,6 +101,10 @@ def _pbt_section(config: Config, output: Path) -> list[str]:
             f"(its iteration {exploit.source_iteration}); {changes or 'config unchanged'}"
         )
     return [*lines, ""]
+
+
+def _short(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 def mutated_keys(config: Config) -> list[str]:
