@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import ray
+from ray import tune
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.tune import (
     CheckpointConfig,
@@ -24,10 +25,14 @@ import envs
 from rlsuite import cluster, pbt
 from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.progress import ProgressPrinter
+from rlsuite.supervised.config import SupervisedConfig
 
 # One torch/BLAS thread per Ray actor: with two, RLlib's sampling on a 2-core machine
 # became erratic (up to 25x slower); env runners and learners scale by actors instead.
 ACTOR_ENV_VARS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+# What a supervised trial's own process reserves: it only waits on its Train run (Tune
+# refuses an empty request).
+DRIVER_CPUS = 0.01
 
 
 @dataclass(frozen=True)
@@ -54,9 +59,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.update(ACTOR_ENV_VARS)
     _init_ray(experiment, launch)
-    if isinstance(experiment.config.env, str):
-        envs.register(experiment.config.env)
-    trainable = algorithm_class(experiment)
+    trainable = _trainable(experiment)
     if launch.resume:
         tuner = Tuner.restore(
             str(launch.experiment_dir),
@@ -69,14 +72,17 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
         tuner = Tuner(
             trainable,
             param_space=param_space(experiment),
-            tune_config=_tune_config(experiment, launch.max_concurrent_trials),
+            tune_config=_tune_config(experiment, _max_concurrent_trials(experiment, launch)),
             run_config=_run_config(experiment, launch),
         )
     return tuner.fit()
 
 
 def param_space(experiment: Experiment) -> dict[str, Any]:
-    """The RLlib config as Tune's param space, with the experiment's search on top."""
+    """The RLlib config (or the SupervisedConfig's fields) as Tune's param space, with the
+    experiment's search on top."""
+    if isinstance(experiment.config, SupervisedConfig):
+        return {**experiment.config.to_dict(), **experiment.search}
     config = experiment.config.copy(copy_frozen=False)
     if isinstance(experiment.scheduler, PBT | PB2):
         config = pbt.with_check(config)
@@ -93,6 +99,7 @@ def required_cpus(experiment: Experiment) -> float:
 
 
 def algorithm_class(experiment: Experiment) -> type[Algorithm]:
+    assert not isinstance(experiment.config, SupervisedConfig)
     algo_class = experiment.config.algo_class
     assert isinstance(algo_class, type) and issubclass(algo_class, Algorithm)
     return algo_class
@@ -109,14 +116,49 @@ def _init_ray(experiment: Experiment, launch: Launch) -> None:
     # On a small machine a trial may reserve more CPUs than exist (e.g. PPO's main
     # process plus two env runners on 2 cores); oversubscribe rather than wait forever.
     cpus = max(os.cpu_count() or 1, int(required_cpus(experiment) + 0.999))
-    runtime_env = {
-        "env_vars": ACTOR_ENV_VARS,
-        "worker_process_setup_hook": "rlsuite.warmup.import_rllib",
-    }
+    runtime_env: dict[str, Any] = {"env_vars": ACTOR_ENV_VARS}
+    if not isinstance(experiment.config, SupervisedConfig):
+        # Supervised runs start many small processes (Train's controller, its helpers)
+        # that never use RLlib; their Train workers import torch themselves.
+        runtime_env["worker_process_setup_hook"] = "rlsuite.warmup.import_rllib"
     ray.init(num_cpus=cpus, runtime_env=runtime_env)
 
 
+def _trainable(experiment: Experiment) -> Any:
+    """What Tune runs per trial: the RLlib Algorithm class (its env registered first) or,
+    for a supervised experiment, the function trainable that launches a TorchTrainer."""
+    if isinstance(experiment.config, SupervisedConfig):
+        from rlsuite.supervised.trainable import train_driver
+
+        # The trial's own process only waits on its Train run, whose workers reserve the
+        # resources (in their own placement group); `_max_concurrent_trials` keeps trials
+        # from starting Train runs that could not get workers.
+        driver = tune.with_parameters(train_driver, checkpoint_every=experiment.checkpoint_every)
+        return tune.with_resources(driver, {"CPU": DRIVER_CPUS})
+    if isinstance(experiment.config.env, str):
+        envs.register(experiment.config.env)
+    return algorithm_class(experiment)
+
+
+def _max_concurrent_trials(experiment: Experiment, launch: Launch) -> int | None:
+    """The flag's value; for supervised trials, as many as the cluster fits Train runs."""
+    if launch.max_concurrent_trials or not isinstance(experiment.config, SupervisedConfig):
+        return launch.max_concurrent_trials
+    total = ray.cluster_resources()
+    fits = [
+        int(total.get(name, 0.0) // amount)
+        for name, amount in _trial_request(experiment).items()
+        if amount > 0
+    ]
+    return max(1, min(fits, default=1))
+
+
 def _trial_request(experiment: Experiment) -> dict[str, float]:
+    if isinstance(experiment.config, SupervisedConfig):
+        from rlsuite.supervised.trainable import worker_resources
+
+        resources = worker_resources(experiment.config)
+        return {**resources, "CPU": resources["CPU"] + DRIVER_CPUS}
     request = algorithm_class(experiment).default_resource_request(experiment.config)
     assert isinstance(request, PlacementGroupFactory)
     return cluster.trial_resources(request)
@@ -134,13 +176,16 @@ def _tune_config(experiment: Experiment, max_concurrent_trials: int | None) -> T
 
 
 def _run_config(experiment: Experiment, launch: Launch) -> RunConfig:
+    # A supervised trial (a function trainable) checkpoints itself, every
+    # `checkpoint_every` epochs and after the last; Tune only keeps the newest.
+    supervised = isinstance(experiment.config, SupervisedConfig)
     return RunConfig(
         name=launch.name,
         storage_path=str(launch.storage_path),
         stop=dict(experiment.stop),
         checkpoint_config=CheckpointConfig(
-            checkpoint_frequency=experiment.checkpoint_every,
-            checkpoint_at_end=True,
+            checkpoint_frequency=0 if supervised else experiment.checkpoint_every,
+            checkpoint_at_end=not supervised,
             num_to_keep=experiment.keep_checkpoints,
         ),
         failure_config=FailureConfig(max_failures=experiment.max_failures),

@@ -28,6 +28,9 @@ class ProgressPrinter(Callback):
         **info: Any,
     ) -> None:
         flat = _flatten(result)
+        if metrics.EPOCH in flat:
+            print(_supervised_line(trial.trial_id, flat), flush=True)
+            return
         line = (
             f"[{trial.trial_id}] iter {flat.get(metrics.TRAINING_ITERATION, 0):>4}"
             f"  env steps {_count(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME))}"
@@ -58,9 +61,20 @@ class TrialSummary:
     wall_time_s: float
     checkpoint: str | None
     error: str | None
+    # Supervised trials: epochs done and validation accuracy (last and best).
+    epochs: int | None = None
+    validation_accuracy: float | None = None
+    best_validation_accuracy: float | None = None
 
     def line(self) -> str:
         checkpoint = self.checkpoint or "none"
+        if self.epochs is not None:
+            text = (
+                f"{self.trial} {self.status}: validation accuracy {_number(self.validation_accuracy, 3)}"
+                f" (best {_number(self.best_validation_accuracy, 3)}) | epochs {self.epochs}"
+                f" | wall {self.wall_time_s:.1f} s | checkpoint {checkpoint}"
+            )
+            return text + (f" | error: {self.error}" if self.error else "")
         text = (
             f"{self.trial} {self.status}: return {_number(self.episode_return_mean)}"
             f" (best {_number(self.best_episode_return_mean)})"
@@ -76,6 +90,7 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
         result = results[index]
         flat = _flatten(result.metrics or {})
         best = best_value(result, metric)
+        supervised = metrics.EPOCH in flat
         summaries.append(
             TrialSummary(
                 trial=Path(result.path).name,
@@ -83,10 +98,15 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
                 iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
                 env_steps=_finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
                 episode_return_mean=_finite(flat.get(metrics.EPISODE_RETURN_MEAN)),
-                best_episode_return_mean=best,
+                best_episode_return_mean=None if supervised else best,
                 wall_time_s=float(flat.get(metrics.TIME_TOTAL_S, 0.0)),
                 checkpoint=result.checkpoint.path if result.checkpoint else None,
                 error=explain(str(result.error)) if result.error else None,
+                epochs=int(flat[metrics.EPOCH]) if supervised else None,
+                validation_accuracy=_finite(flat.get(metrics.VALIDATION_ACCURACY)),
+                best_validation_accuracy=best_value(result, metrics.VALIDATION_ACCURACY)
+                if supervised
+                else None,
             )
         )
     return summaries
@@ -121,6 +141,18 @@ def error_line(trial: Trial) -> str:
     if path and Path(path).exists():
         return explain(Path(path).read_text())
     return "unknown error (see the trial's error.txt)"
+
+
+def _supervised_line(trial_id: str, flat: dict[str, Any]) -> str:
+    return (
+        f"[{trial_id}] epoch {int(flat[metrics.EPOCH]):>4}"
+        f"  train loss {_number(flat.get(metrics.TRAIN_LOSS), 3)}"
+        f"  val loss {_number(flat.get(metrics.VALIDATION_LOSS), 3)}"
+        f"  val acc {_number(flat.get(metrics.VALIDATION_ACCURACY), 3)}"
+        f"  samples/s {_number(flat.get(metrics.SAMPLES_PER_SECOND), 0)}"
+        f"  lr {flat.get(metrics.TRAIN_LEARNING_RATE, float('nan')):.3g}"
+        f"  time {flat.get(metrics.TIME_TOTAL_S, 0.0):.1f} s"
+    )
 
 
 def _flatten(result: dict, prefix: str = "") -> dict[str, Any]:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ray import tune
+from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.tune import ResultGrid
 
 from rlsuite import launcher, multiagent, validate
@@ -23,6 +24,9 @@ from rlsuite.loader import load_experiment
 from rlsuite.overrides import apply_sets
 from rlsuite.progress import best_value, summarize, was_interrupted, write_summary
 from rlsuite.smoke import smoke
+from rlsuite.supervised import overrides as supervised_overrides
+from rlsuite.supervised import validate as supervised_validate
+from rlsuite.supervised.config import SupervisedConfig
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
@@ -83,12 +87,15 @@ def prepare(
         resume=args.resume,
         max_concurrent_trials=args.max_concurrent_trials,
     )
-    validate.check_env(experiment.config)
-    validate.check_config(experiment.config)
+    if isinstance(experiment.config, SupervisedConfig):
+        supervised_validate.check_experiment(experiment, launch.address)
+    else:
+        validate.check_env(experiment.config)
+        validate.check_config(experiment.config)
+        multiagent.check_multi_agent(experiment.config)
+        validate.check_gpus(experiment.config, launch.address)
     validate.check_checkpoint_cadence(experiment)
-    multiagent.check_multi_agent(experiment.config)
     validate.check_stop(experiment.stop)
-    validate.check_gpus(experiment.config, launch.address)
     validate.check_storage(launch.storage_path)
     if launch.resume:
         validate.check_resumable(launch.experiment_dir)
@@ -106,7 +113,30 @@ def prepare(
 
 def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
     """The experiment with `--set`, scaling, seed, stop and checkpoint flags applied."""
-    config = apply_sets(experiment.config, args.sets)
+    search = dict(experiment.search)
+    if args.seeds:
+        first = args.seed or 0
+        search["seed"] = tune.grid_search(list(range(first, first + args.seeds)))
+    config: AlgorithmConfig | SupervisedConfig
+    if isinstance(experiment.config, SupervisedConfig):
+        config = supervised_overrides.apply_sets(experiment.config, args.sets)
+        config = supervised_overrides.apply_scaling(config, args)
+        if args.seed is not None and not args.seeds:
+            config = config.replace(seed=args.seed)
+    else:
+        config = _rl_flags(experiment.config, args)
+    return dataclasses.replace(
+        experiment,
+        config=config,
+        search=search,
+        stop=validate.parse_stops(args.stops) or experiment.stop,
+        num_samples=args.num_samples or experiment.num_samples,
+        checkpoint_every=args.checkpoint_every or experiment.checkpoint_every,
+    )
+
+
+def _rl_flags(config: AlgorithmConfig, args: argparse.Namespace) -> AlgorithmConfig:
+    config = apply_sets(config, args.sets)
     runners = {
         "num_env_runners": args.num_env_runners,
         "num_envs_per_env_runner": args.num_envs_per_env_runner,
@@ -119,20 +149,9 @@ def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
     }
     config.env_runners(**{k: v for k, v in runners.items() if v is not None})
     config.learners(**{k: v for k, v in learners.items() if v is not None})
-    search = dict(experiment.search)
-    if args.seeds:
-        first = args.seed or 0
-        search["seed"] = tune.grid_search(list(range(first, first + args.seeds)))
-    elif args.seed is not None:
+    if args.seed is not None and not args.seeds:
         config.debugging(seed=args.seed)
-    return dataclasses.replace(
-        experiment,
-        config=config,
-        search=search,
-        stop=validate.parse_stops(args.stops) or experiment.stop,
-        num_samples=args.num_samples or experiment.num_samples,
-        checkpoint_every=args.checkpoint_every or experiment.checkpoint_every,
-    )
+    return config
 
 
 def _as_test(results: ResultGrid, metric: str, threshold: float) -> int:

@@ -15,6 +15,8 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import metrics
 from rlsuite.experiment import ASHA, PB2, PBT, Experiment, Scheduler
+from rlsuite.supervised import smoke as supervised_smoke
+from rlsuite.supervised.config import SupervisedConfig
 
 ITERATIONS = 2
 TRIALS = 2
@@ -28,10 +30,14 @@ HIDDEN = [16]
 
 
 def smoke(experiment: Experiment) -> Experiment:
-    """The same experiment shrunk to two tiny CPU iterations per trial, at most two trials."""
+    """The same experiment shrunk to two tiny CPU iterations per trial, at most two trials
+    (supervised: two epochs of synthetic data on one CPU worker)."""
+    config = experiment.config
     return dataclasses.replace(
         experiment,
-        config=smoke_config(experiment.config),
+        config=supervised_smoke.smoke_config(config)
+        if isinstance(config, SupervisedConfig)
+        else smoke_config(config),
         stop={metrics.TRAINING_ITERATION: ITERATIONS},
         search=_first_grid_values(experiment.search),
         scheduler=_smoke_scheduler(experiment.scheduler),

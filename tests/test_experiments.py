@@ -6,13 +6,19 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import ray.train
+import torch
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.rl_module.rl_module import RLModule
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from torch.utils.data import DataLoader
 
 import envs
 from rlsuite import metrics
 from rlsuite.loader import load_experiment
+from rlsuite.supervised import SupervisedConfig, registry
+from rlsuite.supervised.checkpoint import load_model
+from rlsuite.supervised.loop import logits_of
 from tests.conftest import EXPERIMENTS, run_cli
 
 TENSORBOARD_PREFIX = "ray/tune/"
@@ -24,6 +30,10 @@ def test_smoke_run_trains_checkpoints_and_logs(path: Path, storage: Path) -> Non
     assert run.returncode == 0, run.stderr[-3000:]
     trials = run.summary(path.stem)["trials"]
     assert trials and all(t["status"] == "OK" for t in trials)
+    if isinstance(load_experiment(path).config, SupervisedConfig):
+        for trial in trials:
+            _assert_supervised_trial(trial, storage / path.stem / trial["trial"])
+        return
     for trial in trials:
         trial_dir = storage / path.stem / trial["trial"]
         progress = pd.read_csv(trial_dir / "progress.csv")
@@ -70,6 +80,29 @@ def _assert_acts(module: RLModule, observations: list) -> None:
     batch = {"obs": torch.as_tensor(np.stack(observations), dtype=torch.float32)}
     output = module.forward_inference(batch)
     assert output, "the restored module produced no output"
+
+
+def _assert_supervised_trial(trial: dict, trial_dir: Path) -> None:
+    """Two epochs ran and reported validation accuracy; the last checkpoint restores into
+    the model with Ray Train's Checkpoint API and classifies a batch; TensorBoard holds
+    every supervised metric."""
+    progress = pd.read_csv(trial_dir / "progress.csv")
+    assert list(progress[metrics.EPOCH]) == [1, 2]
+    assert list(progress[metrics.TRAINING_ITERATION]) == [1, 2]
+    assert progress[metrics.VALIDATION_ACCURACY].between(0, 1).all()
+    assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
+    assert trial["epochs"] == 2 and trial["validation_accuracy"] is not None
+    checkpoint = ray.train.Checkpoint.from_directory(trial["checkpoint"])
+    model, config = load_model(checkpoint)
+    splits = registry.load(config)
+    loader = DataLoader(splits.validation, batch_size=8, collate_fn=splits.collate_fn)
+    inputs, labels = next(iter(loader))
+    with torch.no_grad():
+        logits = logits_of(model, inputs)
+    assert logits.shape == (labels.shape[0], config.num_classes)
+    tags = _tensorboard_scalars(trial_dir)
+    for key in metrics.SUPERVISED_METRICS:
+        assert TENSORBOARD_PREFIX + key in tags, sorted(tags)
 
 
 def _tensorboard_scalars(trial_dir: Path) -> set[str]:

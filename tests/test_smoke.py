@@ -12,6 +12,7 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import ASHA, PBT, Experiment, metrics, smoke
 from rlsuite.loader import load_experiment
+from rlsuite.supervised import SupervisedConfig
 from tests.conftest import EXPERIMENTS
 
 
@@ -101,5 +102,10 @@ def test_smoke_asha_runs_to_the_smoke_iterations() -> None:
 @pytest.mark.parametrize("path", EXPERIMENTS, ids=lambda p: p.stem)
 def test_every_experiment_smokes_to_cpu(path) -> None:
     small = smoke.smoke(load_experiment(path))
-    assert small.config.num_gpus_per_learner == 0 and small.config.num_env_runners <= 1
+    if isinstance(small.config, SupervisedConfig):
+        assert not small.config.use_gpu and small.config.num_workers == 1
+        assert small.config.dataset.startswith("synthetic") and small.config.data_path is None
+        assert small.config.epochs == smoke.ITERATIONS
+    else:
+        assert small.config.num_gpus_per_learner == 0 and small.config.num_env_runners <= 1
     assert small.stop == {metrics.TRAINING_ITERATION: smoke.ITERATIONS}

@@ -1,0 +1,77 @@
+"""Batches for the Train loop: a DataLoader over a torch Dataset (sharded by Ray Train's
+DistributedSampler) or a Ray Data shard's `iter_torch_batches`, both as (inputs, labels)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import ray.train.torch
+import torch
+from torch.utils.data import DataLoader, Dataset, DistributedSampler
+
+from rlsuite.supervised.config import SupervisedConfig
+from rlsuite.supervised.registry import Splits
+
+EpochBatches = Callable[[int], Iterable[tuple[Any, torch.Tensor]]]
+"""epoch -> that epoch's batches."""
+
+# Rows Ray Data shuffles among in each worker (a full random shuffle of an ImageNet-size
+# set would move every image between nodes each epoch).
+LOCAL_SHUFFLE_ROWS = 4096
+
+
+def epoch_batches(splits: Splits, config: SupervisedConfig, *, train: bool) -> EpochBatches:
+    data = splits.train if train else splits.validation
+    if isinstance(data, Dataset):
+        return _loader_batches(data, splits, config, train)
+    return _ray_data_batches(data, splits, config, train)
+
+
+def _loader_batches(
+    data: Dataset, splits: Splits, config: SupervisedConfig, train: bool
+) -> EpochBatches:
+    cuda = torch.cuda.is_available() and config.use_gpu
+    loader = DataLoader(
+        data,
+        batch_size=config.per_worker_batch_size,
+        shuffle=train,
+        num_workers=config.loader_workers,
+        collate_fn=splits.collate_fn,
+        pin_memory=cuda,
+        persistent_workers=config.loader_workers > 0,
+    )
+    # Adds a DistributedSampler when there are several workers; moving to the device
+    # is done by `to_device`, which also sets the memory format.
+    loader = ray.train.torch.prepare_data_loader(loader, move_to_device=False)
+
+    def batches(epoch: int) -> Iterable[tuple[Any, torch.Tensor]]:
+        if isinstance(loader.sampler, DistributedSampler):
+            loader.sampler.set_epoch(epoch)  # a new shuffle each epoch
+        return loader
+
+    return batches
+
+
+def _ray_data_batches(
+    shard: Any, splits: Splits, config: SupervisedConfig, train: bool
+) -> EpochBatches:
+    def batches(epoch: int) -> Iterable[tuple[Any, torch.Tensor]]:
+        return shard.iter_torch_batches(
+            batch_size=config.per_worker_batch_size,
+            collate_fn=splits.collate_fn,
+            local_shuffle_buffer_size=LOCAL_SHUFFLE_ROWS if train else None,
+            local_shuffle_seed=config.seed + epoch if train else None,
+        )
+
+    return batches
+
+
+def to_device(inputs: Any, device: torch.device, config: SupervisedConfig) -> Any:
+    """Inputs on the worker's device; image batches in channels-last layout if asked."""
+    if isinstance(inputs, dict):
+        return {key: to_device(value, device, config) for key, value in inputs.items()}
+    inputs = inputs.to(device, non_blocking=True)
+    if config.channels_last and inputs.dim() == 4:
+        inputs = inputs.contiguous(memory_format=torch.channels_last)
+    return inputs

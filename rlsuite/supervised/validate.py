@@ -1,0 +1,118 @@
+"""Checks of a supervised experiment before Ray starts (UsageError, one line, if wrong)."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from rlsuite import metrics
+from rlsuite.errors import UsageError
+from rlsuite.experiment import PB2, PBT, Experiment
+from rlsuite.supervised import registry
+from rlsuite.supervised.config import SupervisedConfig, field_names
+
+# Settings that must be at least 1 (counts and sizes) or above 0.
+AT_LEAST_ONE = (
+    "epochs",
+    "batch_size",
+    "grad_accum_steps",
+    "num_workers",
+    "image_size",
+    "max_seq_length",
+    "synthetic_train_size",
+    "synthetic_val_size",
+)
+ABOVE_ZERO = ("lr", "cpus_per_worker")
+NOT_NEGATIVE = ("momentum", "weight_decay", "warmup_epochs", "label_smoothing", "loader_workers")
+# Result keys a supervised trial reports, to rank and stop by.
+RESULT_KEYS = (*metrics.SUPERVISED_METRICS, metrics.TRAINING_ITERATION, metrics.TIME_TOTAL_S)
+
+
+def check_experiment(experiment: Experiment, address: str | None) -> None:
+    config = experiment.config
+    assert isinstance(config, SupervisedConfig)
+    check_config(config)
+    _check_keys("search", experiment.search)
+    scheduler = experiment.scheduler
+    if isinstance(scheduler, PBT):
+        _check_keys("PBT hyperparam_mutations", scheduler.hyperparam_mutations)
+    if isinstance(scheduler, PB2):
+        _check_keys("PB2 hyperparam_bounds", scheduler.hyperparam_bounds)
+    for key in [experiment.metric, *experiment.stop]:
+        if key not in RESULT_KEYS:
+            raise UsageError(
+                f"'{key}' is not a supervised result; use one of {', '.join(RESULT_KEYS)} "
+                "(rlsuite.metrics.VALIDATION_ACCURACY, ...)"
+            )
+    check_gpus(config, address)
+    registry.check_data(config)
+
+
+def check_config(config: SupervisedConfig) -> None:
+    hints = typing.get_type_hints(SupervisedConfig)
+    for field in dataclasses.fields(config):
+        _check_type(field.name, getattr(config, field.name), hints[field.name])
+    for name in AT_LEAST_ONE:
+        if getattr(config, name) < 1:
+            raise UsageError(f"{name} must be at least 1, got {getattr(config, name)}")
+    for name in ABOVE_ZERO:
+        if getattr(config, name) <= 0:
+            raise UsageError(f"{name} must be more than 0, got {getattr(config, name)}")
+    for name in NOT_NEGATIVE:
+        if getattr(config, name) < 0:
+            raise UsageError(f"{name} must be 0 or more, got {getattr(config, name)}")
+    if config.num_classes < 2:
+        raise UsageError(f"num_classes must be at least 2, got {config.num_classes}")
+    if config.batch_size < config.num_workers:
+        raise UsageError(
+            f"batch_size {config.batch_size} is global, split over {config.num_workers} workers; "
+            f"set batch_size to at least {config.num_workers}"
+        )
+
+
+def check_gpus(config: SupervisedConfig, address: str | None) -> None:
+    """Without a cluster, every Train worker's GPU must exist on this machine."""
+    if address or not config.use_gpu:
+        return
+    import torch
+
+    available = torch.cuda.device_count()
+    if config.num_workers > available:
+        raise UsageError(
+            f"use_gpu with {config.num_workers} worker(s) needs {config.num_workers} GPU(s) but "
+            f"this machine has {available}; --set use_gpu=false, lower num_workers, or join a "
+            "GPU cluster with --address"
+        )
+
+
+def _check_keys(what: str, keys: Iterable[str]) -> None:
+    for key in keys:
+        if key not in field_names():
+            raise UsageError(
+                f"{what}: '{key}' is not a SupervisedConfig field; use fields like lr, momentum, batch_size"
+            )
+
+
+def _check_type(name: str, value: Any, hint: Any) -> None:
+    """`value` fits the field's annotation (bool, int, float, str, Literal, X | None)."""
+    options = typing.get_args(hint) if typing.get_origin(hint) is not Literal else (hint,)
+    options = options or (hint,)
+    for option in options:
+        if option is type(None) and value is None:
+            return
+        if typing.get_origin(option) is Literal and value in typing.get_args(option):
+            return
+        if option is float and isinstance(value, int | float) and not isinstance(value, bool):
+            return
+        if option in (int, str, bool) and type(value) is option:
+            return
+    choices = [a for o in options if typing.get_origin(o) is Literal for a in typing.get_args(o)]
+    expected = f"one of {', '.join(map(str, choices))}" if choices else _names(options)
+    raise UsageError(f"{name} must be {expected}, got {value!r}; fix it with --set {name}=...")
+
+
+def _names(options: tuple[Any, ...]) -> str:
+    names = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
+    return " or ".join(names.get(o, "none" if o is type(None) else str(o)) for o in options)
