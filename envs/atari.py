@@ -14,6 +14,7 @@ FRAME_STACK = 4
 SCREEN_SIZE = 84
 # 108,000 frames = 30 minutes of play: the usual cap on an Atari episode.
 MAX_EPISODE_FRAMES = 108_000
+NOOP_MAX = 30  # up to 30 no-ops after a reset vary the start (Mnih et al. 2015)
 
 
 def game_ids() -> dict[str, str]:
@@ -34,7 +35,8 @@ def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
     """One ALE game: 84x84 grey in [0, 1], frame skip 4, 30 no-op starts, 4 frames stacked
     on the last axis (RLlib's CNN encoders take [H, W, C]), rewards clipped to [-1, 1].
 
-    `config` keys: `repeat_action_probability` (sticky actions), `full_action_space`.
+    `config` keys: `repeat_action_probability` (sticky actions), `full_action_space`,
+    `noop_max`.
     A lost life does not end the episode, so returns are whole-game scores.
     """
     from ray.rllib.env.wrappers.atari_wrappers import FireResetEnv
@@ -49,7 +51,8 @@ def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
     actions = env.unwrapped.get_action_meanings()  # type: ignore[attr-defined]
     env = gym.wrappers.AtariPreprocessing(
         env,
-        noop_max=30 if actions[0] == "NOOP" else 0,  # a few games (Backgammon) have no no-op
+        # A few games (Backgammon) have no no-op.
+        noop_max=int(config.get("noop_max", NOOP_MAX)) if actions[0] == "NOOP" else 0,
         frame_skip=4,
         screen_size=SCREEN_SIZE,
         grayscale_obs=True,

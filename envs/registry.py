@@ -87,6 +87,9 @@ def creator(name: str) -> EnvFactory:
     def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
         config = dict(env_config or {})
         max_episode_steps = config.pop("max_episode_steps", None)
+        num_envs = config.pop("num_envs", None)
+        if num_envs is not None:  # RLlib's gym_env_vectorize_mode="vector_entry_point"
+            return _vector_env(name, int(num_envs), config, max_episode_steps)  # type: ignore[return-value]
         env = base(config)
         if max_episode_steps is not None:
             env = gym.wrappers.TimeLimit(env, max_episode_steps=int(max_episode_steps))
@@ -117,6 +120,21 @@ def _multi_agent_creator(name: str) -> EnvFactory:
         return make_parallel(PETTINGZOO_MODULES[name], env_config)
 
     return create
+
+
+def _vector_env(
+    name: str, num_envs: int, config: dict[str, Any], max_episode_steps: int | None
+) -> gym.vector.VectorEnv:
+    """Atari games as one ale-py `AtariVectorEnv` (C++ threads); other envs side by side
+    in Gymnasium's SyncVectorEnv, as RLlib's default "sync" mode would."""
+    if name.startswith(ATARI_FAMILY):
+        from envs.atari_vector import make_atari_vector
+
+        return make_atari_vector(
+            name.removeprefix(ATARI_FAMILY), num_envs, config, max_episode_steps
+        )
+    single = {**config, "max_episode_steps": max_episode_steps} if max_episode_steps else config
+    return gym.vector.SyncVectorEnv([lambda: make(name, single) for _ in range(num_envs)])
 
 
 def _base_creator(name: str) -> EnvCreator:

@@ -16,6 +16,9 @@ config = (
     .env_runners(
         num_env_runners=1,  # fits 2 CPUs (trainer + one runner); scale with --num-env-runners
         num_envs_per_env_runner=8,  # CleanRL's 8 parallel envs
+        # ale-py's C++ AtariVectorEnv steps and preprocesses all 8 games (envs/atari_vector.py);
+        # "sync" runs the standard Python wrappers instead, same frames.
+        gym_env_vectorize_mode="vector_entry_point",
     )
     .training(
         lr=2.5e-4,  # CleanRL's Atari value

@@ -1,0 +1,85 @@
+"""scripts/bench.py: its arithmetic on real result rows, and its baseline side for real."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from rlsuite import metrics
+from rlsuite.bench import CASES, CaseResult, Side, lookup, run_baseline, summarize
+from rlsuite.bench_baselines import BASELINES
+from tests.conftest import ROOT
+
+
+def _row(steps: float, trained: float, seconds: float, episode_return: float | None) -> dict:
+    runners: dict = {"num_env_steps_sampled_lifetime": steps}
+    if episode_return is not None:
+        runners["episode_return_mean"] = episode_return
+    learners = {"__all_modules__": {"num_env_steps_trained_lifetime": trained}}
+    return {"env_runners": runners, "learners": learners, "time_total_s": seconds}
+
+
+def test_summarize_reads_the_last_result_and_the_first_time_at_the_target() -> None:
+    rows = [_row(1000, 4000, 2.0, None), _row(2000, 8000, 5.0, 460.0), _row(3000, 12000, 8.0, 500)]
+    side = summarize(rows, target=450, wall_s=20.0)
+    assert side.env_steps_per_s == 3000 / 8.0
+    assert side.learner_samples_per_s == 12000 / 8.0
+    assert side.time_to_return_s == 5.0 and side.final_return == 500.0
+    assert summarize(rows, target=600, wall_s=20.0).time_to_return_s is None
+
+
+def _side(steps_per_s: float, train_s: float, to_return: float | None) -> Side:
+    return Side(
+        steps_per_s * train_s, steps_per_s * train_s, train_s, train_s + 10, None, to_return
+    )
+
+
+def test_speed_ups_are_ratios_of_medians_and_above_one_when_the_suite_is_faster() -> None:
+    result = CaseResult("ppo_cartpole", 100, 450, "python scripts/bench.py --case ppo_cartpole")
+    result.baseline.extend([_side(500, 80, 75.0), _side(600, 70, 60.0), _side(100, 90, 90.0)])
+    result.suite.extend([_side(2000, 20, 15.0), _side(3000, 25, 20.0), _side(2500, 30, 18.0)])
+    ratios = result.ratios()
+    assert ratios["env_steps_per_s"] == 2500 / 500
+    assert ratios["train_s"] == 80 / 25
+    assert ratios["time_to_return_s"] == 75.0 / 18.0
+    report = result.report()
+    assert "5.00x" in report and "4.17x" in report and result.command in report
+    assert json.loads(json.dumps(result.to_dict()))["speed_up"]["env_steps_per_s"] == 5.0
+
+
+def test_a_round_that_misses_the_target_has_no_time_to_return() -> None:
+    result = CaseResult("sac_pendulum", 100, -250, "cmd")
+    result.baseline.append(_side(100, 10, None))
+    result.suite.append(_side(100, 10, 8.0))
+    assert result.ratios()["time_to_return_s"] is None
+    assert result.median("baseline", "time_to_return_s") is None
+
+
+def test_every_case_has_a_baseline_and_an_experiment() -> None:
+    assert set(CASES) == set(BASELINES)
+    for case in CASES.values():
+        assert (ROOT / "experiments" / case.experiment).is_file()
+
+
+def test_lookup_walks_flattened_keys() -> None:
+    row = _row(10, 20, 1.0, 5.0)
+    assert lookup(row, metrics.ENV_STEPS_TRAINED_LIFETIME) == 20
+    assert lookup(row, "env_runners/missing") is None
+
+
+def test_baseline_runs_as_a_plain_rllib_script() -> None:
+    side = run_baseline("ppo_cartpole", env_steps=1, smoke=True)  # two tiny iterations
+    assert side.env_steps > 0 and side.learner_samples > 0 and side.train_s > 0
+    assert side.wall_s > side.train_s
+
+
+def test_bench_refuses_an_unknown_case() -> None:
+    done = subprocess.run(
+        [sys.executable, "scripts/bench.py", "--case", "ppo_pong"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "ppo_cartpole" in lines[0]
