@@ -55,8 +55,8 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     config = SupervisedConfig.from_dict(loop_config["config"])
     torch.set_num_threads(max(1, int(config.cpus_per_worker)))
     torch.manual_seed(config.seed)  # the same initial weights on every worker
-    run = _build(config, loop_config)
     start = ray.train.get_checkpoint() or loop_config.get("checkpoint")
+    run = _build(config, loop_config, start)
     done = checkpoint_files.restore(start, run) if start is not None else 0
     optim.check_follows_config(config, run.optimizer, run.scheduler.last_epoch, run.steps_per_epoch)
     for epoch in range(done + 1, config.epochs + 1):
@@ -71,7 +71,9 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
         _report(result, run, epoch, checkpoint=epoch % every == 0 or epoch == config.epochs)
 
 
-def _build(config: SupervisedConfig, loop_config: dict[str, Any]) -> Run:
+def _build(
+    config: SupervisedConfig, loop_config: dict[str, Any], start: ray.train.Checkpoint | None
+) -> Run:
     entry = registry.dataset_entry(config.dataset)
     if entry.ray_data:  # loaded by the driver; Ray Train hands each worker its shard
         splits = dataclasses.replace(
@@ -81,7 +83,7 @@ def _build(config: SupervisedConfig, loop_config: dict[str, Any]) -> Run:
         )
         train_size = int(splits.train_size or 0)
     else:
-        splits = registry.load(config)
+        splits = registry.load(config, start)  # a tokenizer comes back with its weights
         train_size = len(splits.train)
     model = registry.build_model(config, splits.model_kwargs)
     if config.channels_last and entry.task == "image":

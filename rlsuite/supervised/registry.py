@@ -14,6 +14,11 @@ The contract a data set or model module implements (vision.py and text.py do):
   entries it runs once in the trial's driver and returns `ray.data.Dataset`s, which
   Ray Train shards across workers (`ray.train.get_dataset_shard`).
 - `synthetic`: the learnable synthetic data set `--smoke` switches to (same task, no files).
+- `reuses_checkpoint` entries learn preprocessing from the data (a tokenizer's WordPiece
+  vocabulary, which `tokenizers` does not learn deterministically): their `load` takes a
+  second argument, the `ray.train.Checkpoint` the run starts from (None on a fresh
+  start), and reuses what `save_extras` wrote there, so restored weights (`--resume`, a
+  PBT exploit) meet the token ids they were trained with.
 
 **Batches.** Every batch the loop sees is `(inputs, labels)`: `inputs` a Tensor (images,
 N x C x H x W float) or a dict of Tensors (`input_ids`, `attention_mask`, ...), `labels` an
@@ -82,6 +87,8 @@ class DatasetEntry:
     """`load` returns Ray Datasets, loaded in the driver and sharded over Train workers."""
     task: str = "image"
     """image or text: which models fit it."""
+    reuses_checkpoint: bool = False
+    """`load(config, checkpoint)`: the start checkpoint's extras (a tokenizer) are reused."""
 
 
 VISION = "rlsuite.supervised.vision"
@@ -96,10 +103,19 @@ DATASETS: dict[str, DatasetEntry] = {
     "synthetic_images": DatasetEntry(
         VISION, "load_synthetic", "check_synthetic", "synthetic_images"
     ),
-    "sst2": DatasetEntry(TEXT, "load_sst2", "check_sst2", "synthetic_text", task="text"),
-    "mnli": DatasetEntry(TEXT, "load_mnli", "check_mnli", "synthetic_text", task="text"),
+    "sst2": DatasetEntry(
+        TEXT, "load_sst2", "check_sst2", "synthetic_text", task="text", reuses_checkpoint=True
+    ),
+    "mnli": DatasetEntry(
+        TEXT, "load_mnli", "check_mnli", "synthetic_text", task="text", reuses_checkpoint=True
+    ),
     "synthetic_text": DatasetEntry(
-        TEXT, "load_synthetic", "check_synthetic", "synthetic_text", task="text"
+        TEXT,
+        "load_synthetic",
+        "check_synthetic",
+        "synthetic_text",
+        task="text",
+        reuses_checkpoint=True,
     ),
 }
 
@@ -123,9 +139,12 @@ def check_model(name: str) -> None:
         raise UsageError(f"unknown model '{name}'; {_suggest(name, MODELS)}")
 
 
-def load(config: SupervisedConfig) -> Splits:
+def load(config: SupervisedConfig, checkpoint: Any = None) -> Splits:
+    """The data set's splits; `checkpoint` (a `ray.train.Checkpoint` or None) is the one
+    the run starts from, handed to `reuses_checkpoint` entries."""
     entry = dataset_entry(config.dataset)
-    splits: Splits = getattr(importlib.import_module(entry.module), entry.load)(config)
+    function = getattr(importlib.import_module(entry.module), entry.load)
+    splits: Splits = function(config, checkpoint) if entry.reuses_checkpoint else function(config)
     return splits
 
 
@@ -157,7 +176,7 @@ def data_dir(config: SupervisedConfig, what: str) -> Path:
     directory = Path(config.data_path).expanduser()
     if not directory.exists():
         raise UsageError(
-            f"{config.dataset}: data_path {directory} does not exist; point it at {what}"
+            f"{config.dataset}: data_path {directory} does not exist; --set data_path=DIR ({what})"
         )
     if not directory.is_dir():
         raise UsageError(f"{config.dataset}: data_path {directory} is a file; point it at {what}")

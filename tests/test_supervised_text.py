@@ -1,0 +1,348 @@
+"""BERT text classification: GLUE TSV reading, WordPiece tokenizers, pretrained
+directories, a CLI run on SST-2-style files restored for inference, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import ray.train
+import torch
+from transformers import (
+    AutoConfig,
+    AutoModelForSequenceClassification,
+    AutoTokenizer,
+    BertConfig,
+    BertForSequenceClassification,
+)
+
+from rlsuite import metrics
+from rlsuite.errors import UsageError
+from rlsuite.supervised import text
+from rlsuite.supervised.checkpoint import MODEL_FILE
+from rlsuite.supervised.config import SupervisedConfig
+from rlsuite.supervised.text_data import (
+    MNLI,
+    SST2,
+    TextExamples,
+    read_glue,
+    read_glue_tsv,
+    synthetic_text,
+)
+from rlsuite.supervised.text_model import EncodedText, classify, collate_text, train_wordpiece
+from tests.conftest import ROOT, assert_rejected, run_cli, run_main, write
+
+SST2_FILE = ROOT / "experiments" / "bert_sst2.py"
+MNLI_FILE = ROOT / "experiments" / "bert_mnli.py"
+MNLI_HEADER = (
+    "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
+    "sentence1_parse\tsentence2_parse\tsentence1\tsentence2\tlabel1\tgold_label"
+)
+
+
+def write_sst2(directory: Path, train: TextExamples, dev: TextExamples) -> Path:
+    """GLUE's SST-2 layout: train.tsv and dev.tsv with a `sentence<TAB>label` header."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, split in (("train.tsv", train), ("dev.tsv", dev)):
+        lines = [
+            "sentence\tlabel",
+            *(f"{s}\t{y}" for s, y in zip(split.text_a, split.labels, strict=True)),
+        ]
+        (directory / name).write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def write_mnli(directory: Path, rows: list[tuple[str, str, str]]) -> Path:
+    """GLUE's MNLI layout (its twelve columns), the same rows in train and dev_matched."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = [MNLI_HEADER]
+    for index, (premise, hypothesis, label) in enumerate(rows):
+        parse = "( x )"
+        lines.append(
+            f"{index}\t{index}\t{index}n\tfiction\t{parse}\t{parse}\t{parse}\t{parse}\t"
+            f"{premise}\t{hypothesis}\t{label}\t{label}"
+        )
+    for name in ("train.tsv", "dev_matched.tsv"):
+        (directory / name).write_text("\n".join(lines) + "\n")
+    return directory
+
+
+@pytest.fixture
+def sst2_dir(tmp_path: Path) -> Path:
+    data = synthetic_text(num_train=64, num_validation=32, seed=1)
+    return write_sst2(tmp_path / "SST-2", data.train, data.validation)
+
+
+# --- reading GLUE files
+
+
+def test_sst2_reads_sentences_and_labels(sst2_dir: Path) -> None:
+    data = read_glue(SST2, sst2_dir)
+    expected = synthetic_text(num_train=64, num_validation=32, seed=1)
+    assert data.num_labels == 2
+    assert data.train.text_a == expected.train.text_a
+    assert data.train.labels == expected.train.labels
+    assert data.validation.labels == expected.validation.labels
+    assert data.train.text_b is None
+
+
+def test_mnli_reads_pairs_by_header_name(tmp_path: Path) -> None:
+    rows = [
+        ('"Quoted" premise one.', "A hypothesis.", "entailment"),
+        ("Premise two.", "Another one.", "neutral"),
+        ("Premise three.", "A third.", "contradiction"),
+    ]
+    data = read_glue(MNLI, write_mnli(tmp_path / "MNLI", rows))
+    assert data.num_labels == 3
+    # GLUE's TSVs are unquoted: a leading quote character is part of the sentence.
+    assert data.train.text_a == [premise for premise, _, _ in rows]
+    assert data.train.text_b == [hypothesis for _, hypothesis, _ in rows]
+    assert data.validation.labels == [0, 1, 2]
+
+
+def test_limit_reads_only_the_first_rows(sst2_dir: Path) -> None:
+    assert len(read_glue_tsv(SST2, sst2_dir / "train.tsv", limit=5)) == 5
+
+
+@pytest.mark.parametrize(
+    ("content", "needle"),
+    [
+        ("", "is empty"),
+        ("sentence\tlabel\n", "no examples"),
+        ("text\tlabel\ngood\t1\n", "lacks column(s) sentence"),
+        ("sentence\tlabel\ngood film\tpositive\n", "label 'positive'"),
+        ("sentence,label\ngood film,1\n", "lacks column(s) sentence, label"),
+    ],
+)
+def test_bad_tsv_is_a_usage_error(tmp_path: Path, content: str, needle: str) -> None:
+    path = write(tmp_path, "train.tsv", content)
+    with pytest.raises(UsageError, match="sst2") as error:
+        read_glue_tsv(SST2, path)
+    assert needle in str(error.value)
+
+
+# --- tokenizer and model
+
+
+def test_wordpiece_encodes_pairs() -> None:
+    data = synthetic_text(num_train=256, num_validation=8)
+    first = train_wordpiece(data.train.texts(), 500)
+    pair = TextExamples(["great film"], [1], ["awful plot"])
+    batch = collate_text([EncodedText(pair, first, max_seq_length=16)[0]])
+    inputs, labels = batch
+    assert {name: tensor.shape for name, tensor in inputs.items()} == {
+        "input_ids": (1, 16),
+        "attention_mask": (1, 16),
+        "token_type_ids": (1, 16),
+    }
+    assert all(tensor.dtype == torch.long for tensor in inputs.values())
+    ids = inputs["input_ids"][0].tolist()
+    types = inputs["token_type_ids"][0].tolist()
+    assert ids[0] == first.cls_token_id and ids.count(first.sep_token_id) == 2
+    end_a = ids.index(first.sep_token_id) + 1
+    end_b = ids.index(first.sep_token_id, end_a) + 1
+    assert set(types[:end_a]) == {0} and set(types[end_a:end_b]) == {1}
+    assert inputs["attention_mask"][0].tolist() == [1] * end_b + [0] * (16 - end_b)
+    assert labels.tolist() == [1]
+
+
+def test_a_restored_run_reuses_the_checkpoints_tokenizer(tmp_path: Path) -> None:
+    """`tokenizers` learns WordPiece vocabularies with ties broken differently in each
+    process: weights restored from a checkpoint need the vocabulary saved with them."""
+    config = SupervisedConfig(
+        model="bert", dataset="synthetic_text", num_classes=2, model_size="tiny",
+        max_seq_length=16, synthetic_train_size=256, synthetic_val_size=16,
+    )  # fmt: skip
+    first = text.load_synthetic(config, None)
+    assert first.save_extras is not None
+    first.save_extras(str(tmp_path))
+    assert {"tokenizer.json", "config.json"} <= {path.name for path in tmp_path.iterdir()}
+    restored = text.load_synthetic(config, ray.train.Checkpoint.from_directory(tmp_path))
+    assert restored.model_kwargs == first.model_kwargs
+    for index in range(len(first.train)):
+        assert torch.equal(
+            restored.train[index][0]["input_ids"], first.train[index][0]["input_ids"]
+        )
+
+
+def test_pretrained_directory_gives_tokenizer_and_weights(sst2_dir: Path, tmp_path: Path) -> None:
+    """The `from_pretrained` path, with a tiny model and tokenizer the test saves itself."""
+    data = read_glue(SST2, sst2_dir)
+    tokenizer = train_wordpiece(data.train.texts(), 300)
+    torch.manual_seed(3)
+    saved = BertForSequenceClassification(
+        BertConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=2,
+            intermediate_size=64,
+            num_labels=3,  # the head is replaced: SST-2 has 2 labels
+        )
+    )
+    pretrained = tmp_path / "pretrained"
+    saved.save_pretrained(pretrained)
+    tokenizer.save_pretrained(pretrained)
+
+    config = SupervisedConfig(
+        model="bert", dataset="sst2", data_path=str(sst2_dir), num_classes=2,
+        model_path=str(pretrained), max_seq_length=24,
+    )  # fmt: skip
+    text.check_sst2(config)
+    splits = text.load_sst2(config, None)
+    model = text.build_bert(config, **splits.model_kwargs)
+    assert isinstance(model, BertForSequenceClassification)
+    assert model.config.num_labels == 2
+    assert torch.equal(
+        model.bert.embeddings.word_embeddings.weight, saved.bert.embeddings.word_embeddings.weight
+    )
+    encoded = tokenizer(data.train.text_a[0], max_length=24, padding="max_length")
+    assert splits.train[0][0]["input_ids"].tolist() == encoded["input_ids"]
+    inputs, _ = splits.collate_fn([splits.train[i] for i in range(4)])
+    assert model(**inputs).logits.shape == (4, 2)
+
+
+# --- through the CLI
+
+
+def test_sst2_files_train_checkpoint_and_restore_for_inference(
+    sst2_dir: Path, tmp_path: Path, storage: Path
+) -> None:
+    """SST-2-style TSVs, a WordPiece vocabulary and a tiny BERT trained by the CLI; the
+    checkpoint restores with transformers' own classes and classifies sentences with the
+    accuracy the run reported."""
+    experiment = write(
+        tmp_path,
+        "bert_tiny_sst2.py",
+        f'''"""Tiny BERT on SST-2-style files."""
+from rlsuite import Experiment, metrics
+from rlsuite.supervised import SupervisedConfig
+
+experiment = Experiment(
+    config=SupervisedConfig(
+        model="bert", model_size="tiny", dataset="sst2", data_path={str(sst2_dir)!r},
+        num_classes=2, max_seq_length=32, epochs=2, batch_size=16, optimizer="adamw",
+        lr=1e-3, weight_decay=0.01, lr_schedule="linear", loader_workers=0,
+    ),
+    stop={{metrics.EPOCH: 2}},
+    metric=metrics.VALIDATION_ACCURACY,
+    checkpoint_every=1,
+)
+''',
+    )
+    run = run_cli(experiment, storage=storage)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (trial,) = run.summary(experiment.stem)["trials"]
+    assert trial["status"] == "OK"
+    progress = pd.read_csv(storage / experiment.stem / trial["trial"] / "progress.csv")
+    assert list(progress[metrics.EPOCH]) == [1, 2]
+    assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
+
+    checkpoint = Path(trial["checkpoint"])
+    assert json.loads((checkpoint / "state.json").read_text())["epoch"] == 2
+    model = AutoModelForSequenceClassification.from_config(AutoConfig.from_pretrained(checkpoint))
+    model.load_state_dict(torch.load(checkpoint / MODEL_FILE))
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    dev = read_glue(SST2, sst2_dir).validation
+    predicted = classify(model, tokenizer, dev.text_a, max_seq_length=32)
+    accuracy = sum(p == y for p, y in zip(predicted, dev.labels, strict=True)) / len(dev)
+    assert accuracy == pytest.approx(progress[metrics.VALIDATION_ACCURACY].iloc[-1])
+    restored, _ = text.load_for_inference(checkpoint)
+    assert classify(restored, tokenizer, dev.text_a[:4], max_seq_length=32) == predicted[:4]
+
+
+@pytest.mark.slow
+def test_synthetic_text_is_learnt_above_chance(tmp_path: Path, storage: Path) -> None:
+    experiment = write(
+        tmp_path,
+        "bert_tiny_synthetic.py",
+        '''"""Tiny BERT on the synthetic text task."""
+from rlsuite import Experiment, metrics
+from rlsuite.supervised import SupervisedConfig
+
+experiment = Experiment(
+    config=SupervisedConfig(
+        model="bert", model_size="tiny", dataset="synthetic_text", num_classes=2,
+        max_seq_length=32, epochs=3, batch_size=32, optimizer="adamw", lr=1e-3,
+        weight_decay=0.01, lr_schedule="linear", loader_workers=0,
+        synthetic_train_size=2048, synthetic_val_size=512,
+    ),
+    stop={metrics.EPOCH: 3},
+    metric=metrics.VALIDATION_ACCURACY,
+)
+''',
+    )
+    run = run_cli(experiment, storage=storage)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (trial,) = run.summary(experiment.stem)["trials"]
+    progress = pd.read_csv(storage / experiment.stem / trial["trial"] / "progress.csv")
+    assert progress[metrics.VALIDATION_ACCURACY].iloc[-1] >= 0.8  # chance: 0.5
+
+
+# --- bad input: one line, exit 2, nothing written
+
+
+def _sst2_args(data: Path, *extra: str) -> list[str]:
+    return [str(SST2_FILE), "--set", f"data_path={data}", "--set", "model_path=None", *extra]
+
+
+def test_missing_data_directory(tmp_path, storage, capsys) -> None:
+    code = run_main(*_sst2_args(tmp_path / "nowhere"), storage=storage)
+    assert_rejected(capsys, code, storage, "does not exist", "data_path")
+
+
+def test_empty_data_directory(tmp_path, storage, capsys) -> None:
+    (tmp_path / "SST-2").mkdir()
+    code = run_main(*_sst2_args(tmp_path / "SST-2"), storage=storage)
+    assert_rejected(capsys, code, storage, "is empty")
+
+
+def test_missing_dev_file(sst2_dir, storage, capsys) -> None:
+    (sst2_dir / "dev.tsv").unlink()
+    code = run_main(*_sst2_args(sst2_dir), storage=storage)
+    assert_rejected(capsys, code, storage, "dev.tsv is missing")
+
+
+def test_wrong_header(sst2_dir, storage, capsys) -> None:
+    (sst2_dir / "train.tsv").write_text("index\tsentence\n0\tgood film\n")
+    code = run_main(*_sst2_args(sst2_dir), storage=storage)
+    assert_rejected(capsys, code, storage, "lacks column(s) label", "train.tsv")
+
+
+def test_bad_label(sst2_dir, storage, capsys) -> None:
+    (sst2_dir / "dev.tsv").write_text("sentence\tlabel\ngood film\t1\nbad film\t7\n")
+    code = run_main(*_sst2_args(sst2_dir), storage=storage)
+    assert_rejected(capsys, code, storage, "dev.tsv line 3", "label '7'")
+
+
+def test_num_classes_must_match_the_task(sst2_dir, storage, capsys) -> None:
+    code = run_main(*_sst2_args(sst2_dir, "--set", "num_classes=3"), storage=storage)
+    assert_rejected(capsys, code, storage, "num_classes=2")
+
+
+def test_missing_pretrained_directory(sst2_dir, tmp_path, storage, capsys) -> None:
+    args = [str(SST2_FILE), "--set", f"data_path={sst2_dir}"]
+    code = run_main(*args, "--set", f"model_path={tmp_path / 'bert'}", storage=storage)
+    assert_rejected(capsys, code, storage, "model_path", "does not exist")
+
+
+def test_pretrained_directory_without_weights(sst2_dir, tmp_path, storage, capsys) -> None:
+    (tmp_path / "bert").mkdir()
+    BertConfig().save_pretrained(tmp_path / "bert")
+    args = [str(SST2_FILE), "--set", f"data_path={sst2_dir}"]
+    code = run_main(*args, "--set", f"model_path={tmp_path / 'bert'}", storage=storage)
+    assert_rejected(capsys, code, storage, "holds no weights")
+
+
+def test_mnli_bad_gold_label(tmp_path, storage, capsys) -> None:
+    data = write_mnli(tmp_path / "MNLI", [("A premise.", "A hypothesis.", "maybe")])
+    args = [str(MNLI_FILE), "--set", f"data_path={data}", "--set", "model_path=None"]
+    code = run_main(*args, storage=storage)
+    assert_rejected(capsys, code, storage, "label 'maybe'", "entailment, neutral, contradiction")
+
+
+def test_not_a_text_checkpoint(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="not a text checkpoint"):
+        text.load_for_inference(tmp_path)
