@@ -14,7 +14,13 @@ from rlsuite import Experiment, metrics
 config = (
     DQNConfig()
     .environment("atari/pong")
-    .env_runners(num_env_runners=1, rollout_fragment_length=4)  # one update per 4 steps
+    .env_runners(
+        # Sample in the trial's own process: DQN asks for 4 steps before each update, and a
+        # remote runner would make that a round trip; scale out with --num-env-runners.
+        num_env_runners=0,
+        rollout_fragment_length=4,  # one update per 4 steps
+        gym_env_vectorize_mode="vector_entry_point",  # ale-py's C++ AtariVectorEnv
+    )
     .training(
         lr=6.25e-5,  # Rainbow's Adam learning rate
         adam_epsilon=1.5e-4,  # Rainbow's Adam epsilon

@@ -14,7 +14,9 @@ config = (
     PPOConfig()
     .environment("atari/pong")
     .env_runners(
-        num_env_runners=1,  # fits 2 CPUs (trainer + one runner); scale with --num-env-runners
+        # Sample in the trial's own process: PPO never samples while it learns, so on a small
+        # machine a remote runner only adds a process; scale out with --num-env-runners.
+        num_env_runners=0,
         num_envs_per_env_runner=8,  # CleanRL's 8 parallel envs
         # ale-py's C++ AtariVectorEnv steps and preprocesses all 8 games (envs/atari_vector.py);
         # "sync" runs the standard Python wrappers instead, same frames.

@@ -26,8 +26,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @dataclass(frozen=True)
 class Case:
-    experiment: str
-    """File in experiments/ that is the suite's side."""
+    experiment: str | None
+    """File in experiments/ that is the suite's side; None: the baseline's own config run
+    by rlsuite (`bench_baselines.with_rlsuite_machinery`), to compare at equal learning."""
     env_steps: int
     """Default budget of env steps for both sides."""
     target_return: float | None = None
@@ -38,6 +39,7 @@ class Case:
 
 CASES: dict[str, Case] = {
     "ppo_atari": Case("ppo_atari.py", 20_000),
+    "ppo_atari_same_settings": Case(None, 20_000),
     "dqn_atari": Case(
         "dqn_atari.py",
         10_000,
@@ -217,37 +219,49 @@ def measure(
 
 
 def run_baseline(case: str, env_steps: int, smoke: bool) -> Side:
-    target = CASES[case].target_return
     with tempfile.TemporaryDirectory() as out:
         rows_file = Path(out) / "result.json"
-        command = [
-            sys.executable,
-            "-m",
-            "rlsuite.bench_baselines",
-            case,
-            str(env_steps),
-            "none" if target is None else str(target),
-            str(rows_file),
-            "smoke" if smoke else "full",
-        ]
-        wall_s, cpu_s = _run(command)
-        return summarize(read_rows(rows_file), target, wall_s, cpu_s)
+        wall_s, cpu_s = _run(_baseline_command(case, env_steps, str(rows_file), smoke))
+        return summarize(read_rows(rows_file), CASES[case].target_return, wall_s, cpu_s)
 
 
 def run_suite(case: str, env_steps: int, smoke: bool) -> Side:
     spec = CASES[case]
     with tempfile.TemporaryDirectory() as out:
-        command = [sys.executable, "-m", "rlsuite.run", str(ROOT / "experiments" / spec.experiment)]
-        if smoke:
-            command.append("--smoke")  # smoke's own stop: two iterations
+        if spec.experiment is None:
+            command = [*_baseline_command(case, env_steps, out, smoke), "rlsuite"]
         else:
-            command += ["--stop", f"env_steps={env_steps}"]
-            if spec.target_return is not None:
-                command += ["--stop", f"episode_return_mean={spec.target_return}"]
-        command += [*spec.suite_flags, "--storage-path", out, "--name", case]
+            command = [*_suite_command(spec, env_steps, smoke), "--storage-path", out]
+            command += ["--name", case]
         wall_s, cpu_s = _run(command)
         (rows_file,) = Path(out).glob(f"{case}/*/result.json")
         return summarize(read_rows(rows_file), spec.target_return, wall_s, cpu_s)
+
+
+def _baseline_command(case: str, env_steps: int, out: str, smoke: bool) -> list[str]:
+    target = CASES[case].target_return
+    return [
+        sys.executable,
+        "-m",
+        "rlsuite.bench_baselines",
+        case,
+        str(env_steps),
+        "none" if target is None else str(target),
+        out,
+        "smoke" if smoke else "full",
+    ]
+
+
+def _suite_command(spec: Case, env_steps: int, smoke: bool) -> list[str]:
+    assert spec.experiment is not None
+    command = [sys.executable, "-m", "rlsuite.run", str(ROOT / "experiments" / spec.experiment)]
+    if smoke:
+        command.append("--smoke")  # smoke's own stop: two iterations
+    else:
+        command += ["--stop", f"env_steps={env_steps}"]
+        if spec.target_return is not None:
+            command += ["--stop", f"episode_return_mean={spec.target_return}"]
+    return command + list(spec.suite_flags)
 
 
 def machine() -> dict[str, Any]:

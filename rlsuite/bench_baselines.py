@@ -50,6 +50,7 @@ def sac_pendulum() -> AlgorithmConfig:
 
 BASELINES: dict[str, Callable[[], AlgorithmConfig]] = {
     "ppo_atari": ppo_atari,
+    "ppo_atari_same_settings": ppo_atari,
     "dqn_atari": dqn_atari,
     "ppo_cartpole": ppo_cartpole,
     "sac_pendulum": sac_pendulum,
@@ -71,6 +72,35 @@ def register_pong() -> None:
         return wrap_atari_for_new_api_stack(env, dim=84, framestack=4)
 
     register_env(PONG, create)
+
+
+def with_rlsuite_machinery(config: AlgorithmConfig) -> AlgorithmConfig:
+    """The baseline's algorithm settings and network as the suite runs them: its Pong
+    (the fast path, same frames but scaled to [0, 1]) in the trial's own process."""
+    config = config.copy(copy_frozen=False)
+    config.environment("atari/pong")
+    config.env_runners(num_env_runners=0, gym_env_vectorize_mode="vector_entry_point")
+    return config
+
+
+def train_with_rlsuite(
+    case: str, env_steps: int, target_return: float | None, storage: str, smoke: bool
+) -> None:
+    """The baseline's config through rlsuite's launcher (Tune, one torch thread per
+    process); results go to `storage/case/<trial>/result.json`."""
+    from pathlib import Path
+
+    from rlsuite import launcher, metrics
+    from rlsuite.experiment import Experiment
+    from rlsuite.smoke import smoke as shrink
+
+    stop = {metrics.ENV_STEPS_SAMPLED_LIFETIME: float(env_steps)}
+    if target_return is not None:
+        stop[metrics.EPISODE_RETURN_MEAN] = target_return
+    experiment = Experiment(config=with_rlsuite_machinery(BASELINES[case]()), stop=stop)
+    if smoke:
+        experiment = shrink(experiment)
+    launcher.run(experiment, launcher.Launch(name=case, storage_path=Path(storage)))
 
 
 def train(case: str, env_steps: int, target_return: float | None, out: str, smoke: bool) -> None:
@@ -118,10 +148,11 @@ def _plain(value: Any) -> Any:
 
 
 if __name__ == "__main__":
-    train(
-        case=sys.argv[1],
-        env_steps=int(sys.argv[2]),
-        target_return=None if sys.argv[3] == "none" else float(sys.argv[3]),
-        out=sys.argv[4],
-        smoke=sys.argv[5] == "smoke",
+    run = train_with_rlsuite if sys.argv[6:] == ["rlsuite"] else train
+    run(
+        sys.argv[1],
+        int(sys.argv[2]),
+        None if sys.argv[3] == "none" else float(sys.argv[3]),
+        sys.argv[4],
+        sys.argv[5] == "smoke",
     )
