@@ -1,0 +1,43 @@
+"""Tiny image data sets in the real on-disk formats, written by the tests themselves."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+CIFAR_PIXELS = 3 * 32 * 32
+
+
+def write_cifar(directory: Path, per_batch: int = 8, seed: int = 0) -> Path:
+    """`data_batch_1..5` and `test_batch` in CIFAR-10's python format: pickled dicts with
+    b"data" (N x 3072 uint8, channel-major rows) and b"labels" (N ints in 0..9)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    names = [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    for name in names:
+        batch = {
+            b"batch_label": name.encode(),
+            b"data": rng.integers(0, 256, size=(per_batch, CIFAR_PIXELS), dtype=np.uint8),
+            b"labels": [int(x) for x in rng.integers(0, 10, size=per_batch)],
+            b"filenames": [f"{name}_{i}.png".encode() for i in range(per_batch)],
+        }
+        with (directory / name).open("wb") as file:
+            pickle.dump(batch, file)
+    return directory
+
+
+def write_imagefolder(root: Path, classes: int = 2, per_class: int = 4, side: int = 20) -> Path:
+    """`train/<class>/*.png` and `val/<class>/*.png`; each class a different colour."""
+    rng = np.random.default_rng(0)
+    for split in ("train", "val"):
+        for label in range(classes):
+            folder = root / split / f"class_{label}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for index in range(per_class):
+                pixels = rng.integers(0, 64, size=(side, side + index, 3), dtype=np.uint8)
+                pixels[..., label % 3] += 150
+                Image.fromarray(pixels).save(folder / f"{index}.png")
+    return root

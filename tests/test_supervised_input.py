@@ -1,0 +1,227 @@
+"""Supervised bad input is refused before Ray starts: one line, exit 2, nothing written;
+flags and `--set` reach the SupervisedConfig typed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from rlsuite.cli import build_parser
+from rlsuite.loader import load_experiment
+from rlsuite.run import apply_flags
+from rlsuite.supervised import SupervisedConfig
+from tests.conftest import ROOT, assert_rejected, run_main
+from tests.supervised_data import write_cifar, write_imagefolder
+
+CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
+IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"
+
+
+def _reject(capsys, tmp_path: Path, experiment: Path, *args: str, needles: tuple[str, ...]) -> str:
+    storage = tmp_path / "results"
+    code = run_main(experiment, *args, storage=storage)
+    return assert_rejected(capsys, code, storage, *needles)
+
+
+def test_missing_data_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "nowhere"
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--set",
+        f"data_path={missing}",
+        needles=("cifar10", str(missing), "does not exist", "cifar-10-batches-py"),
+    )
+
+
+def test_default_data_path_missing_names_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _reject(capsys, tmp_path, CIFAR, needles=("data/cifar-10-batches-py", "does not exist"))
+
+
+def test_empty_data_dir(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    _reject(capsys, tmp_path, CIFAR, "--set", f"data_path={empty}", needles=("is empty",))
+
+
+def test_data_path_is_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    file = tmp_path / "cifar.tar.gz"
+    file.write_bytes(b"\x1f\x8b not extracted")
+    _reject(capsys, tmp_path, CIFAR, "--set", f"data_path={file}", needles=("is a file",))
+
+
+def test_cifar_wrong_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = tmp_path / "pngs"
+    directory.mkdir()
+    (directory / "0001.png").write_bytes(b"png")
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--set",
+        f"data_path={directory}",
+        needles=("no data_batch_N and test_batch",),
+    )
+
+
+def test_cifar_wrong_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = write_cifar(tmp_path / "cifar")
+    (directory / "test_batch").write_text("not a pickle\n")
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--set",
+        f"data_path={directory}",
+        needles=("test_batch is not a CIFAR-10 python batch",),
+    )
+
+
+def test_unknown_model_is_suggested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--smoke",
+        "--set",
+        "model=resnet19",
+        needles=("unknown model 'resnet19'", "resnet18"),
+    )
+
+
+def test_unknown_dataset_is_suggested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--set",
+        "dataset=cifar100",
+        needles=("unknown dataset 'cifar100'", "cifar10"),
+    )
+
+
+def test_model_must_fit_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--smoke",
+        "--set",
+        "model=bert",
+        needles=("'bert' is for text data", "synthetic_images"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("assignment", "needles"),
+    [
+        ("lrr=0.1", ("not a supervised setting", "did you mean lr")),
+        ("training.lr=0.1", ("did you mean lr?",)),
+        ("epochs=1.5", ("expects an int", "1.5")),
+        ("optimizer=adam", ("optimizer must be one of sgd, adamw",)),
+        ("lr=0", ("lr must be more than 0",)),
+        ("batch_size=0", ("batch_size must be at least 1",)),
+    ],
+)
+def test_bad_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], assignment: str, needles: tuple[str, ...]
+) -> None:
+    _reject(capsys, tmp_path, CIFAR, "--smoke", "--set", assignment, needles=needles)
+
+
+def test_env_runner_flags_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--smoke",
+        "--num-env-runners",
+        "2",
+        needles=("no env runners", "--num-learners"),
+    )
+
+
+def test_gpus_this_machine_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+
+    if torch.cuda.device_count() >= 64:
+        pytest.skip("this machine has 64 GPUs")
+    _reject(
+        capsys,
+        tmp_path,
+        IMAGENET,
+        "--set",
+        "num_workers=64",
+        "--set",
+        "use_gpu=true",
+        needles=("needs 64 GPU(s)", "--address"),
+    )
+
+
+def test_rl_metric_on_a_supervised_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--smoke",
+        "--stop",
+        "episode_return_mean=100",
+        needles=("not a supervised result", "validation/accuracy"),
+    )
+
+
+def test_imagefolder_without_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "images"
+    (root / "cats").mkdir(parents=True)
+    (root / "cats" / "1.png").write_bytes(b"png")
+    _reject(
+        capsys,
+        tmp_path,
+        IMAGENET,
+        "--set",
+        f"data_path={root}",
+        "--set",
+        "use_gpu=false",
+        needles=("no", "train directory", "train/<class>"),
+    )
+
+
+def test_imagefolder_class_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = write_imagefolder(tmp_path / "images", classes=3, per_class=1)
+    _reject(
+        capsys,
+        tmp_path,
+        IMAGENET,
+        "--set",
+        f"data_path={root}",
+        "--set",
+        "use_gpu=false",
+        needles=("3 class folders but num_classes is 1000", "--set num_classes=3"),
+    )
+
+
+def _flags(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args([str(CIFAR), *argv])
+
+
+def test_scaling_flags_map_onto_ray_train_workers() -> None:
+    experiment = apply_flags(
+        load_experiment(CIFAR),
+        _flags("--num-learners", "4", "--num-gpus-per-learner", "1", "--num-cpus-per-learner", "6"),
+    )
+    config = experiment.config
+    assert isinstance(config, SupervisedConfig)
+    assert (config.num_workers, config.use_gpu, config.cpus_per_worker) == (4, True, 6.0)
+
+
+def test_set_and_seed_reach_the_config() -> None:
+    flags = _flags("--set", "lr=0.05", "--set", "data_path=/data/c10", "--seed", "7")
+    config = apply_flags(load_experiment(CIFAR), flags).config
+    assert isinstance(config, SupervisedConfig)
+    assert (config.lr, config.data_path, config.seed) == (0.05, "/data/c10", 7)
+    assert isinstance(config.lr, float)

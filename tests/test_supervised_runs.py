@@ -1,0 +1,161 @@
+"""Supervised runs through the CLI on data the tests write: CIFAR-10's python batches,
+ImageFolder PNGs through Ray Data, resume, and the learnable synthetic task."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import ray.train
+import torch
+
+from rlsuite import metrics
+from rlsuite.supervised.checkpoint import load_model
+from tests.conftest import ROOT, run_cli
+from tests.supervised_data import write_cifar, write_imagefolder
+
+CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
+IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"
+ONE_TRIAL = ("--num-samples", "1")
+
+
+def test_trains_on_a_cifar_directory(tmp_path: Path, storage: Path) -> None:
+    data = write_cifar(tmp_path / "cifar-10-batches-py", per_batch=8)
+    run = run_cli(
+        CIFAR,
+        "--smoke",  # tiny sizes; --set after it brings the real data back
+        "--set",
+        "dataset=cifar10",
+        "--set",
+        f"data_path={data}",
+        "--set",
+        "image_size=32",
+        *ONE_TRIAL,
+        storage=storage,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    (trial,) = run.summary("resnet_cifar10")["trials"]
+    assert trial["status"] == "OK" and trial["epochs"] == 2
+    progress = _results(storage / "resnet_cifar10" / trial["trial"])
+    assert list(progress[metrics.EPOCH]) == [1, 2]
+    # 40 training images (5 batches of 8), 8 test images: accuracy is a multiple of 1/8.
+    assert set(progress[metrics.VALIDATION_ACCURACY] * 8) <= set(range(9))
+    model, config = load_model(ray.train.Checkpoint.from_directory(trial["checkpoint"]))
+    assert config.dataset == "cifar10" and config.data_path == str(data)
+    with torch.no_grad():
+        assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_trains_on_an_imagefolder_through_ray_data(tmp_path: Path, storage: Path) -> None:
+    root = write_imagefolder(tmp_path / "images", classes=2, per_class=4)
+    run = run_cli(
+        IMAGENET,
+        "--smoke",
+        "--set",
+        "dataset=imagefolder",
+        "--set",
+        f"data_path={root}",
+        "--set",
+        "num_classes=2",
+        "--set",
+        "model=resnet18",  # the data path is under test, not ResNet-50's size
+        storage=storage,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    (trial,) = run.summary("resnet50_imagenet")["trials"]
+    progress = _results(storage / "resnet50_imagenet" / trial["trial"])
+    assert list(progress[metrics.EPOCH]) == [1, 2]
+    # Four validation images: every one of them was classified.
+    assert set(progress[metrics.VALIDATION_ACCURACY] * 4) <= {0, 1, 2, 3, 4}
+    assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
+    _, config = load_model(ray.train.Checkpoint.from_directory(trial["checkpoint"]))
+    assert config.dataset == "imagefolder" and config.num_classes == 2
+
+
+# resnet50_imagenet.py has no scheduler (resnet_cifar10.py's smoke ASHA stops at 2 epochs);
+# with --smoke it trains on synthetic images.
+RESUME_FLAGS = (
+    "--smoke",
+    "--set",
+    "model=resnet18",
+    "--set",
+    "epochs=6",
+    "--stop",
+    "epoch=6",
+    "--set",
+    "synthetic_train_size=256",  # epochs long enough to interrupt between them
+    *ONE_TRIAL,
+)
+
+
+def test_interrupted_run_resumes_the_epoch_counter(storage: Path) -> None:
+    command = [sys.executable, "-m", "rlsuite.run", str(IMAGENET), *RESUME_FLAGS]
+    process = subprocess.Popen(
+        [*command, "--storage-path", str(storage)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 600
+    while not list(storage.glob("resnet50_imagenet/*/checkpoint_000001")):
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline, "no second checkpoint within 600 s"
+        time.sleep(0.2)
+    os.kill(process.pid, signal.SIGINT)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 130, err[-2000:]
+    (trial_dir,) = storage.glob("resnet50_imagenet/train_driver_*")
+    # The second checkpoint's result may not be logged yet when the interrupt lands.
+    interrupted = _results(trial_dir)[metrics.EPOCH].max()
+    assert 1 <= interrupted < 6
+
+    resumed = run_cli(IMAGENET, *RESUME_FLAGS, "--resume", storage=storage)
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    epochs = list(_results(trial_dir)[metrics.EPOCH])
+    assert epochs[-1] == 6
+    assert epochs.count(1) == 1, f"the run restarted from scratch: {epochs}"
+    assert epochs == sorted(epochs), epochs
+
+
+@pytest.mark.slow
+def test_learns_the_synthetic_task_above_chance(storage: Path) -> None:
+    run = run_cli(
+        IMAGENET,  # no scheduler: resnet_cifar10.py's smoke ASHA would stop at 2 epochs
+        "--smoke",
+        "--set",
+        "model=resnet18",
+        "--set",
+        "cifar_stem=true",
+        "--set",
+        "num_classes=10",
+        "--set",
+        "synthetic_train_size=512",
+        "--set",
+        "synthetic_val_size=256",
+        "--set",
+        "epochs=4",
+        "--set",
+        "lr=0.05",
+        "--stop",
+        "epoch=4",
+        *ONE_TRIAL,
+        storage=storage,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    (trial,) = run.summary("resnet50_imagenet")["trials"]
+    # Ten classes: chance is 0.1.
+    assert trial["best_validation_accuracy"] >= 0.5, trial
+
+
+def _results(trial_dir: Path) -> pd.DataFrame:
+    """result.json, one row per epoch reported."""
+    lines = (trial_dir / "result.json").read_text().splitlines()
+    return pd.json_normalize([json.loads(line) for line in lines], sep="/")
