@@ -27,6 +27,9 @@ REPLAY_CAPACITY = 1_000
 # Short episodes, so that two tiny iterations finish some and report a return.
 MAX_EPISODE_STEPS = 50
 HIDDEN = [16]
+# Conv layers keep their kernels and strides (so the same shapes come out) with at most
+# this many channels: a 20-piston pixel env otherwise spends a minute in its CNN.
+CONV_CHANNELS = 8
 
 
 def smoke(experiment: Experiment) -> Experiment:
@@ -106,9 +109,14 @@ def _shrink_model(config: AlgorithmConfig) -> None:
     if not isinstance(model, DefaultModelConfig):
         return
     head = HIDDEN if model.head_fcnet_hiddens else []
+    conv: Any = [[min(c, CONV_CHANNELS), *rest] for c, *rest in model.conv_filters or []]
     config.rl_module(
         model_config=dataclasses.replace(
-            model, fcnet_hiddens=HIDDEN, head_fcnet_hiddens=head, lstm_cell_size=16
+            model,
+            fcnet_hiddens=HIDDEN,
+            head_fcnet_hiddens=head,
+            lstm_cell_size=16,
+            conv_filters=conv or None,  # None: RLlib's default CNN for the frame size
         )
     )
 

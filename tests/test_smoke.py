@@ -109,3 +109,18 @@ def test_every_experiment_smokes_to_cpu(path) -> None:
     else:
         assert small.config.num_gpus_per_learner == 0 and small.config.num_env_runners <= 1
     assert small.stop == {metrics.TRAINING_ITERATION: smoke.ITERATIONS}
+
+
+def test_smoke_narrows_conv_layers_keeping_kernels_and_strides() -> None:
+    nature_cnn = [[32, 8, 4], [64, 4, 2], [64, 3, 1]]
+    config = PPOConfig().rl_module(model_config=DefaultModelConfig(conv_filters=nature_cnn))
+    small = smoke.smoke_config(config)
+    channels = smoke.CONV_CHANNELS
+    assert small._model_config.conv_filters == [
+        [channels, 8, 4],
+        [channels, 4, 2],
+        [channels, 3, 1],
+    ]
+    assert config._model_config.conv_filters == nature_cnn  # the input is untouched
+    default = smoke.smoke_config(PPOConfig())
+    assert default._model_config.conv_filters is None  # RLlib's own CNN for the frame size
