@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
+from ray.rllib.core import DEFAULT_MODULE_ID
 
 import envs
 from rlsuite import export
@@ -23,8 +24,13 @@ from rlsuite.cli import Parser, non_negative_int, positive_int
 from rlsuite.errors import UsageError
 from rlsuite.evaluation import rollout
 from rlsuite.evaluation.locate import Target, locate
-from rlsuite.evaluation.policy import SingleAgentPolicy
+from rlsuite.evaluation.multiagent import MultiAgentPolicy
+from rlsuite.evaluation.policy import SingleAgentPolicy, module_ids
+from rlsuite.evaluation.rollout import Stats
 from rlsuite.evaluation.video import Mp4Writer
+from rlsuite.multiagent.matches import module_player, play_games, scripted_player
+from rlsuite.multiagent.opponents import OPPONENTS
+from rlsuite.multiagent.selfplay import OpponentPool
 
 EXIT_BAD_INPUT = 2
 QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
@@ -84,7 +90,7 @@ class Evaluation:
     target: Target
     env_name: str
     env: gym.Env
-    policy: SingleAgentPolicy
+    policy: SingleAgentPolicy | MultiAgentPolicy
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -104,9 +110,12 @@ def main(argv: list[str] | None = None) -> int:
         f"checkpoint {target.checkpoint} (trial {target.trial or 'unknown'}, env {evaluation.env_name})"
     )
     if args.export:
+        assert isinstance(evaluation.policy, SingleAgentPolicy)  # prepare() refuses others
         _export(evaluation.policy, args.export[0], Path(args.export[1]), args.seed)
     if args.episodes:
         _evaluate(evaluation, args)
+    if args.episodes and isinstance(evaluation.policy, MultiAgentPolicy):
+        _win_rates(evaluation, args)
     return 0
 
 
@@ -129,9 +138,21 @@ def prepare(args: argparse.Namespace) -> Evaluation:
         )
     env_config = dict(target.env_config) if env_name == target.env else {}
     env = _make_env(env_name, env_config, render=args.video is not None)
-    policy = SingleAgentPolicy.from_checkpoint(target.checkpoint)
+    policy = _restore(target.checkpoint)
+    if args.export and isinstance(policy, MultiAgentPolicy):
+        raise UsageError(
+            f"--export: {target.checkpoint} holds the multi-agent policies {', '.join(policy.policy_ids)}; only single-agent policies export so far"
+        )
     policy.check_env(env_name, env)
     return Evaluation(target, env_name, env, policy)
+
+
+def _restore(checkpoint: Path) -> SingleAgentPolicy | MultiAgentPolicy:
+    """The checkpoint's policy: `default_policy` alone is a single-agent run."""
+    ids = module_ids(checkpoint)
+    if ids and ids != [DEFAULT_MODULE_ID]:
+        return MultiAgentPolicy.from_checkpoint(checkpoint)
+    return SingleAgentPolicy.from_checkpoint(checkpoint)
 
 
 def _make_env(name: str, env_config: dict, render: bool) -> gym.Env:
@@ -168,17 +189,51 @@ def _evaluate(evaluation: Evaluation, args: argparse.Namespace) -> None:
     print(
         f"{len(results)} episodes, {mode} actions, seeds {args.seed}..{args.seed + len(results) - 1}"
     )
-    print(f"{'policy':<20} {'return mean':>12} {'std':>9} {'min':>9} {'max':>9}")
-    for policy_id, stats in returns.items():
-        print(
-            f"{policy_id:<20} {stats.mean:>12.2f} {stats.std:>9.2f} {stats.min:>9.2f} {stats.max:>9.2f}"
-        )
-    print(
-        f"{'episode length':<20} {lengths.mean:>12.1f} {lengths.std:>9.1f} {lengths.min:>9.0f} {lengths.max:>9.0f}"
-    )
+    _print_table("policy", returns)
+    multi = [r for r in results if isinstance(r, rollout.MultiAgentEpisodeResult)]
+    if multi:
+        agents, team = rollout.summarize_agents(multi)
+        _print_table("agent", agents)
+        _print_row("team return", team)
+    _print_row("episode length", lengths, digits=1)
     if writer:
         print(
             f"video {writer.path}: {writer.frames} frames of {args.video_episodes} episode(s) at {writer.fps} fps"
+        )
+
+
+def _print_table(kind: str, stats: dict[str, Stats]) -> None:
+    print(f"{kind:<20} {'return mean':>12} {'std':>9} {'min':>9} {'max':>9}")
+    for name, row in stats.items():
+        _print_row(name, row)
+
+
+def _print_row(name: str, stats: Stats, digits: int = 2) -> None:
+    low_high = 0 if digits == 1 else digits  # lengths are whole steps
+    print(
+        f"{name:<20} {stats.mean:>12.{digits}f} {stats.std:>9.{digits}f} {stats.min:>9.{low_high}f} {stats.max:>9.{low_high}f}"
+    )
+
+
+def _win_rates(evaluation: Evaluation, args: argparse.Namespace) -> None:
+    """Self-play checkpoints: the learner's games against the fixed opponents."""
+    policy = evaluation.policy
+    assert isinstance(policy, MultiAgentPolicy)
+    mapping = policy.policy_mapping_fn
+    if not isinstance(mapping, OpponentPool):
+        return
+    player = module_player(policy.module[mapping.learner], explore=args.explore)
+    config = dict(evaluation.target.env_config)
+    for name, move in OPPONENTS.items():
+        games = play_games(
+            lambda: envs.make(evaluation.env_name, config),
+            player,
+            scripted_player(move),
+            args.episodes,
+            args.seed,
+        )
+        print(
+            f"{mapping.learner} vs {name}: win rate {games.win_rate:.2f} ({games.games} games: {games.wins} won, {games.draws} drawn, {games.losses} lost)"
         )
 
 

@@ -67,6 +67,24 @@ def policy_return_mean(module_id: str) -> str:
     return f"{POLICY_RETURN_MEAN_PREFIX}/{module_id}"
 
 
+# Games (self-play, rlsuite.multiagent.selfplay). WIN_RATE: the learning policy's share of
+# won training games against its opponent pool (draws are not wins), logged by the env
+# runners per iteration. The others are measured by the self-play callback every few
+# iterations in whole games against fixed opponents (greedy actions, half the games moving
+# first), with the pool's size in the same group.
+WIN_RATE_KEY = "win_rate"
+SELFPLAY_RESULTS = "selfplay"
+WIN_RATE = f"{ENV_RUNNER_RESULTS}/{WIN_RATE_KEY}"
+OPPONENT_POOL_SIZE = f"{SELFPLAY_RESULTS}/opponent_pool_size"
+WIN_RATE_VS_RANDOM = f"{SELFPLAY_RESULTS}/win_rate_vs_random"
+WIN_RATE_VS_HEURISTIC = f"{SELFPLAY_RESULTS}/win_rate_vs_heuristic"
+
+
+def win_rate_vs(opponent: str) -> str:
+    """Key of the win rate against a fixed opponent of `rlsuite.multiagent.opponents`."""
+    return f"{SELFPLAY_RESULTS}/win_rate_vs_{opponent}"
+
+
 # Throughput: env steps sampled per second and samples the learners consumed per second.
 ENV_STEPS_PER_SECOND = (
     f"{ENV_RUNNER_RESULTS}/{NUM_ENV_STEPS_SAMPLED_LIFETIME}_throughput/throughput_since_last_reduce"
@@ -108,7 +126,13 @@ SUPERVISED_METRICS = (
 )
 
 # The metrics in which "reaching the stop value" means the task was solved (`--as-test`).
-RETURN_METRICS = (EPISODE_RETURN_MEAN, EVALUATION_RETURN_MEAN, VALIDATION_ACCURACY)
+RETURN_METRICS = (
+    EPISODE_RETURN_MEAN,
+    EVALUATION_RETURN_MEAN,
+    VALIDATION_ACCURACY,
+    WIN_RATE_VS_RANDOM,
+    WIN_RATE_VS_HEURISTIC,
+)
 
 # Short names accepted on the command line (`--stop episode_return_mean=150`).
 BY_NAME: dict[str, str] = {
@@ -125,6 +149,10 @@ BY_NAME: dict[str, str] = {
     "validation_loss": VALIDATION_LOSS,
     "train_loss": TRAIN_LOSS,
     "epoch": EPOCH,
+    "win_rate": WIN_RATE,
+    "win_rate_vs_random": WIN_RATE_VS_RANDOM,
+    "win_rate_vs_heuristic": WIN_RATE_VS_HEURISTIC,
+    "opponent_pool_size": OPPONENT_POOL_SIZE,
 }
 
 STOP_KEYS = frozenset(BY_NAME.values())

@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 import ray.train
 import torch
 from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 from torch.utils.data import DataLoader
 
 import envs
 from rlsuite import metrics
+from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.loader import load_experiment
+from rlsuite.multiagent.selfplay import OpponentPool
 from rlsuite.supervised import SupervisedConfig, registry
 from rlsuite.supervised.checkpoint import load_model
 from rlsuite.supervised.loop import logits_of
@@ -53,33 +59,51 @@ def test_smoke_run_trains_checkpoints_and_logs(path: Path, storage: Path) -> Non
 
 def _assert_module_restores(checkpoint: Path, experiment_file: Path) -> None:
     """Every trained RLModule loads with RLlib's own API and acts on a real observation:
-    `default_policy` on the env's observation, or in a multi-agent run each module on
-    the observations of the agents its experiment maps to it."""
+    `default_policy` on the env's observation; in a multi-agent run the checkpoint's
+    modules act through its env runner's connectors (frame stacking, action masks) for
+    every agent to move after a reset, mapped by the run's own policy mapping."""
     config = load_experiment(experiment_file).config
     modules_dir = checkpoint / "learner_group" / "learner" / "rl_module"
-    env = envs.make(config.env)
-    observations, _ = env.reset(seed=0)
-    if not config.is_multi_agent:
-        observations = {DEFAULT_MODULE_ID: observations}
-    by_module: dict[str, list] = {}
-    for agent, observation in observations.items():
-        module_id = config.policy_mapping_fn(agent, None) if config.is_multi_agent else agent
-        by_module.setdefault(module_id, []).append(observation)
     saved = {path.name for path in modules_dir.iterdir() if path.is_dir()}
-    assert saved == set(config.policies), f"checkpoint holds {saved}, config {set(config.policies)}"
-    assert set(by_module) <= saved
-    for module_id, batch in by_module.items():
-        _assert_acts(RLModule.from_checkpoint(modules_dir / module_id), batch)
+    added = saved - set(config.policies)  # self-play adds snapshots of its learner
+    assert set(config.policies) <= saved, f"checkpoint holds {saved}, config {set(config.policies)}"
+    if isinstance(config.policy_mapping_fn, OpponentPool):
+        assert all(re.fullmatch(rf"{config.policy_mapping_fn.learner}_v\d+", m) for m in added)
+    else:
+        assert not added, f"checkpoint holds {saved}, config {set(config.policies)}"
+    modules = {module_id: RLModule.from_checkpoint(modules_dir / module_id) for module_id in saved}
+    env = envs.make(config.env)
+    if config.is_multi_agent:
+        _assert_multi_agent_acts(checkpoint, env)
+    else:
+        observation, _ = env.reset(seed=0)
+        _assert_acts(modules[DEFAULT_MODULE_ID], [observation])
     env.close()
 
 
-def _assert_acts(module: RLModule, observations: list) -> None:
-    import numpy as np
-    import torch
+def _assert_multi_agent_acts(checkpoint: Path, env: Any) -> None:
+    policy = MultiAgentPolicy.from_checkpoint(checkpoint)
+    episode = policy.new_episode(env, seed=0)
+    observations, infos = env.reset(seed=0)
+    episode.add_env_reset(observations=observations, infos=infos)
+    _, actions, _ = policy.act(episode, explore=False)
+    assert set(actions) == set(observations), (actions, list(observations))
+    for agent, action in actions.items():
+        assert env.get_action_space(agent).contains(
+            np.asarray(action, dtype=env.get_action_space(agent).dtype)
+        ), (agent, action)
 
-    batch = {"obs": torch.as_tensor(np.stack(observations), dtype=torch.float32)}
-    output = module.forward_inference(batch)
-    assert output, "the restored module produced no output"
+
+def _assert_acts(module: RLModule, observations: list) -> None:
+    if isinstance(observations[0], dict):  # e.g. a board and its action mask
+        obs: Any = {
+            key: torch.as_tensor(np.stack([o[key] for o in observations]), dtype=torch.float32)
+            for key in observations[0]
+        }
+    else:
+        obs = torch.as_tensor(np.stack(observations), dtype=torch.float32)
+    output = module.forward_inference({Columns.OBS: obs})
+    assert Columns.ACTIONS in output or Columns.ACTION_DIST_INPUTS in output, output
 
 
 def _assert_supervised_trial(trial: dict, trial_dir: Path) -> None:

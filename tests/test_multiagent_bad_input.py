@@ -84,3 +84,42 @@ def test_turn_based_game_without_masking(
         storage=storage,
     )
     assert_rejected(capsys, code, storage, "action masks", "ActionMaskingTorchRLModule")
+
+
+SELFPLAY = ROOT / "experiments" / "selfplay_connect4.py"
+
+
+@pytest.mark.parametrize(
+    ("sets", "needles"),
+    [
+        (
+            ["environment.env=mpe/simple_spread"],
+            ["self-play mapping seats player_0, player_1", "opponent_pool('mpe/simple_spread')"],
+        ),
+        (
+            ["multi_agent.policies_to_train=['main', 'random']"],
+            ["self-play trains only 'main'", "policies_to_train=['main']"],
+        ),
+        (
+            ["rl_module.model_config.conv_filters=None"],
+            ["policy 'main' gets no RLModule", "No default CNN configuration", "model_config"],
+        ),
+    ],
+)
+def test_self_play_with_a_bad_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], sets: list[str], needles: list[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(SELFPLAY, *(arg for s in sets for arg in ("--set", s)), storage=storage)
+    assert_rejected(capsys, code, storage, *needles)
+
+
+def test_self_play_callback_settings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    path = write(
+        tmp_path,
+        "bad_selfplay.py",
+        SELFPLAY.read_text().replace("win_rate_threshold=0.8", "win_rate_threshold=80"),
+    )
+    code = run_main(path, storage=storage)
+    assert_rejected(capsys, code, storage, "bad_selfplay.py:", "win_rate_threshold=80")

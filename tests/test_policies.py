@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -157,5 +158,9 @@ def test_turn_based_game_masked_for_only_one_policy() -> None:
     config.rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={"player_0": masked}))
     with pytest.raises(UsageError, match="policy 'player_1' does not apply them"):
         check_multi_agent(config)
-    config.rl_module(rl_module_spec=masked)  # one masking spec for every policy
+    # One masking spec for every policy, with a CNN for the 6x7 board (RLlib has no
+    # default one for it, which check_multi_agent also refuses).
+    config.rl_module(
+        rl_module_spec=masked, model_config=DefaultModelConfig(conv_filters=[[8, [4, 4], 1]])
+    )
     check_multi_agent(config)

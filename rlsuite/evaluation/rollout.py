@@ -10,6 +10,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from rlsuite.evaluation import multiagent
+from rlsuite.evaluation.multiagent import MultiAgentEpisodeResult, MultiAgentPolicy
 from rlsuite.evaluation.policy import SingleAgentPolicy
 
 FrameSink = Callable[[np.ndarray], None]
@@ -37,19 +39,24 @@ class Stats:
 
 
 def play(
-    policy: SingleAgentPolicy,
-    env: gym.Env,
+    policy: SingleAgentPolicy | MultiAgentPolicy,
+    env: Any,
     episodes: int,
     explore: bool,
     seed: int,
     frame_sink: Callable[[int], FrameSink | None] = lambda index: None,
-) -> list[EpisodeResult]:
+) -> list[EpisodeResult | MultiAgentEpisodeResult]:
     """`episodes` episodes; episode i resets with seed `seed + i`, so runs are repeatable.
 
     `frame_sink(i)` returns where episode i's rendered frames go (None: not rendered).
     """
     torch.manual_seed(seed)  # exploration samples from the action distribution with torch
     env.action_space.seed(seed)
+    if isinstance(policy, MultiAgentPolicy):
+        return [
+            multiagent.play_episode(policy, env, explore, seed + i, frame_sink(i))
+            for i in range(episodes)
+        ]
     return [play_episode(policy, env, explore, seed + i, frame_sink(i)) for i in range(episodes)]
 
 
@@ -78,13 +85,23 @@ def play_episode(
     return EpisodeResult(returns={pid: total for pid in policy.policy_ids}, length=len(episode))
 
 
-def summarize(results: Sequence[EpisodeResult]) -> tuple[dict[str, Stats], Stats]:
+def summarize(
+    results: Sequence[EpisodeResult | MultiAgentEpisodeResult],
+) -> tuple[dict[str, Stats], Stats]:
     """Return statistics per policy and episode-length statistics."""
-    policy_ids = sorted({pid for result in results for pid in result.returns})
-    returns = {
-        pid: Stats.of([r.returns[pid] for r in results if pid in r.returns]) for pid in policy_ids
-    }
-    return returns, Stats.of([r.length for r in results])
+    return _per_id([r.returns for r in results]), Stats.of([r.length for r in results])
+
+
+def summarize_agents(results: Sequence[MultiAgentEpisodeResult]) -> tuple[dict[str, Stats], Stats]:
+    """Return statistics per agent and of the team return (every agent's rewards)."""
+    return _per_id([r.agent_returns for r in results]), Stats.of([r.team_return for r in results])
+
+
+def _per_id(returns: Sequence[dict[str, float]]) -> dict[str, Stats]:
+    """Statistics per id over the episodes in which the id took part (a self-play
+    snapshot plays only some games)."""
+    ids = sorted({key for episode in returns for key in episode})
+    return {key: Stats.of([r[key] for r in returns if key in r]) for key in ids}
 
 
 def render_frame(env: gym.Env) -> np.ndarray:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -12,6 +13,7 @@ import envs
 from rlsuite.errors import UsageError
 from rlsuite.multiagent.centralized_critic import check_centralized_critic
 from rlsuite.multiagent.policies import AgentSpaces, agent_spaces, check_mapping
+from rlsuite.multiagent.selfplay import check_self_play
 
 MASKING_MODULE = (
     "ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule"
@@ -38,9 +40,11 @@ def check_multi_agent(config: AlgorithmConfig) -> None:
             f".multi_agent(**rlsuite.multiagent.shared('{env}')) (or independent, by_type)"
         )
     agents = agent_spaces(env, config.env_config)
+    check_self_play(env, list(agents), config)
     check_mapping(env, agents, set(config.policies), config.policy_mapping_fn)
     check_action_masking(env, agents, config)
     check_centralized_critic(env, agents, config)
+    check_modules_build(env, config)
 
 
 def check_action_masking(
@@ -59,11 +63,38 @@ def check_action_masking(
             )
 
 
+def check_modules_build(env_name: str, config: AlgorithmConfig) -> None:
+    """Build every policy's RLModule as RLlib will, from the env's spaces: a model config
+    that does not fit the observations (a board RLlib has no default CNN for, say) would
+    otherwise fail inside the trial with a long traceback."""
+    env: Any = envs.make(env_name, config.env_config)
+    # Building modules logs RLlib's notices (its own deprecated code paths, a catalog it
+    # could not make): on bad input the user must see one line only.
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        specs = config.get_multi_rl_module_spec(env=env).rl_module_specs or {}
+        for policy, module_spec in specs.items():
+            try:
+                module_spec.build()
+            except (ValueError, TypeError, KeyError, AttributeError) as error:
+                reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+                raise UsageError(
+                    f"policy '{policy}' gets no RLModule for {env_name}: {reason} (fix its "
+                    "model config, .rl_module(model_config=...), or its RLModuleSpec)"
+                ) from None
+    finally:
+        logging.disable(previous)
+        env.close()
+
+
 def _applies_masks(module_class: Any) -> bool:
     # By name along the MRO rather than issubclass: importing RLlib's example module
     # logs a deprecation warning, which would add a second line to a one-line error.
-    return isinstance(module_class, type) and any(
-        cls.__name__ == "ActionMaskingRLModule" for cls in module_class.__mro__
+    # Scripted players (rlsuite.multiagent.opponents) read the mask themselves.
+    return isinstance(module_class, type) and (
+        any(cls.__name__ == "ActionMaskingRLModule" for cls in module_class.__mro__)
+        or getattr(module_class, "applies_action_mask", False) is True
     )
 
 

@@ -1,0 +1,126 @@
+"""Fixed opponents for connect four: a random player and a one-move-lookahead heuristic.
+
+Both read the observation of the registry's `classic/connect_four` (see envs/multiagent.py):
+`observations` is the 6x7x2 board seen by the player to move (plane 0 its own pieces,
+plane 1 the opponent's, row 0 at the top) and `action_mask` marks the columns not yet full.
+
+- `random_move`: a uniformly random legal column.
+- `heuristic_move`: win now if a column does it, else block a column where the opponent
+  would win on its next move, else random (the usual "one-step lookahead" baseline).
+
+As RLModules they join a self-play opponent pool (`RandomLegalRLModule`,
+`HeuristicRLModule`). RLlib's own RandomRLModule samples from the whole action space:
+in connect four an illegal move ends the game as a loss, so a random opponent that ignores
+the mask loses most games by itself and win rates against it mean little.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.rl_module import RLModule
+
+ROWS, COLUMNS, CONNECT = 6, 7, 4
+DIRECTIONS = ((0, 1), (1, 0), (1, 1), (1, -1))  # right, down, two diagonals
+
+Observation = Mapping[str, np.ndarray]
+Opponent = Callable[[Observation, np.random.Generator], int]
+
+
+def legal_columns(observation: Observation) -> np.ndarray:
+    return np.flatnonzero(np.asarray(observation["action_mask"]) > 0)
+
+
+def random_move(observation: Observation, rng: np.random.Generator) -> int:
+    """A uniformly random column that is not full."""
+    return int(rng.choice(legal_columns(observation)))
+
+
+def heuristic_move(observation: Observation, rng: np.random.Generator) -> int:
+    """Win if possible, else block the opponent's immediate win, else random."""
+    board = np.asarray(observation["observations"]) > 0.5
+    legal = legal_columns(observation)
+    for plane in (0, 1):  # 0: my winning move, 1: the opponent's, which I take first
+        for column in legal:
+            if completes_four(board, plane, int(column)):
+                return int(column)
+    return int(rng.choice(legal))
+
+
+def landing_row(board: np.ndarray, column: int) -> int | None:
+    """The row a piece dropped into `column` comes to rest in (None: the column is full)."""
+    empty = np.flatnonzero(~board[:, column].any(axis=-1))
+    return int(empty.max()) if empty.size else None
+
+
+def completes_four(board: np.ndarray, plane: int, column: int) -> bool:
+    """Whether dropping a piece of `plane`'s player into `column` makes four in a row."""
+    row = landing_row(board, column)
+    if row is None:
+        return False
+    pieces = board[..., plane]
+    for d_row, d_col in DIRECTIONS:
+        run = (
+            1 + _run(pieces, row, column, d_row, d_col) + _run(pieces, row, column, -d_row, -d_col)
+        )
+        if run >= CONNECT:
+            return True
+    return False
+
+
+def _run(pieces: np.ndarray, row: int, column: int, d_row: int, d_col: int) -> int:
+    """Pieces in a line from (row, column), exclusive, in one direction."""
+    count = 0
+    row, column = row + d_row, column + d_col
+    while 0 <= row < ROWS and 0 <= column < COLUMNS and pieces[row, column]:
+        count += 1
+        row, column = row + d_row, column + d_col
+    return count
+
+
+OPPONENTS: dict[str, Opponent] = {"random": random_move, "heuristic": heuristic_move}
+
+
+class _ScriptedRLModule(RLModule):
+    """A fixed player as an RLModule: picks actions itself (no distribution to sample from,
+    no weights, never trained; keep it out of `policies_to_train`). A plain RLModule, not a
+    torch one, like RLlib's RandomRLModule: torch learners then give it no optimizer."""
+
+    applies_action_mask = True  # rlsuite.multiagent.validate accepts it for masked games
+    move: Opponent = staticmethod(random_move)
+
+    def setup(self) -> None:
+        self._rng = np.random.default_rng()
+
+    def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        observations = batch[Columns.OBS]
+        masks = _numpy(observations["action_mask"])
+        boards = _numpy(observations["observations"])
+        actions = [
+            self.move({"observations": board, "action_mask": mask}, self._rng)
+            for board, mask in zip(boards, masks, strict=True)
+        ]
+        return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        raise NotImplementedError(f"{type(self).__name__} plays fixed moves and is never trained")
+
+
+class RandomLegalRLModule(_ScriptedRLModule):
+    """Uniformly random legal moves."""
+
+    move = staticmethod(random_move)
+
+
+class HeuristicRLModule(_ScriptedRLModule):
+    """Win, else block, else random."""
+
+    move = staticmethod(heuristic_move)
+
+
+def _numpy(value: Any) -> np.ndarray:
+    return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else np.asarray(value)

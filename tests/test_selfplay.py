@@ -1,0 +1,206 @@
+"""Self-play with an opponent pool: the mapping, its checks, and snapshots on a real
+Algorithm (connect four, the smoke-sized config of experiments/selfplay_connect4.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import ray
+import torch
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
+
+import envs
+from rlsuite import metrics
+from rlsuite.errors import UsageError
+from rlsuite.evaluation.multiagent import MultiAgentPolicy
+from rlsuite.loader import load_experiment
+from rlsuite.multiagent import check_multi_agent
+from rlsuite.multiagent.selfplay import (
+    LEARNER,
+    RANDOM,
+    OpponentPool,
+    SelfPlayCallback,
+    opponent_pool,
+    pool_modules,
+    selfplay_callback,
+)
+from rlsuite.smoke import smoke_config
+from tests.conftest import ROOT
+
+EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
+SEATS = ("player_0", "player_1")
+
+
+def test_each_game_pits_the_learner_against_one_pool_member() -> None:
+    mapping = OpponentPool(SEATS, opponents=("main_v1", "main_v2"))
+    seats, opponents = Counter(), Counter()
+    for _ in range(200):
+        episode = MultiAgentEpisode()
+        policies = {agent: mapping(agent, episode) for agent in SEATS}
+        assert sorted(policies.values(), key=lambda p: p != LEARNER)[0] == LEARNER
+        learner_seat = next(a for a, p in policies.items() if p == LEARNER)
+        (opponent,) = (p for p in policies.values() if p != LEARNER)
+        assert mapping(learner_seat, episode) == LEARNER  # the same answer every call
+        seats[learner_seat] += 1
+        opponents[opponent] += 1
+    assert set(seats) == set(SEATS) and min(seats.values()) > 60  # both seats, about half each
+    assert set(opponents) == {"main_v1", "main_v2"} and min(opponents.values()) > 60
+
+
+def test_mapping_refuses_agents_of_another_game() -> None:
+    with pytest.raises(KeyError, match="not a seat"):
+        OpponentPool(SEATS)("agent_0", MultiAgentEpisode())
+
+
+def test_opponent_pool_settings() -> None:
+    settings = opponent_pool("classic/connect_four")
+    assert settings["policies"] == {LEARNER, RANDOM}
+    assert settings["policies_to_train"] == [LEARNER]
+    assert settings["policy_mapping_fn"] == OpponentPool(SEATS)
+
+
+def test_the_experiment_passes_the_multi_agent_checks() -> None:
+    check_multi_agent(load_experiment(EXPERIMENT).config)
+
+
+# Bad input: UsageErrors before Ray starts (tests/test_multiagent_bad_input.py runs them
+# through the CLI).
+
+
+def test_self_play_needs_a_two_player_turn_based_game() -> None:
+    with pytest.raises(UsageError, match=r"two-player turn-based game; mpe/simple_spread has 3"):
+        opponent_pool("mpe/simple_spread")
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"win_rate_threshold": 0.0}, "must lie in \\(0, 1\\]"),
+        ({"win_rate_threshold": 1.5}, "must lie in \\(0, 1\\]"),
+        ({"max_snapshots": 0}, "max_snapshots=0: must be an integer of at least 1"),
+        ({"evaluation_games": 2.5}, "evaluation_games=2.5: must be an integer"),
+    ],
+)
+def test_callback_settings_are_checked(settings: dict[str, Any], message: str) -> None:
+    with pytest.raises(UsageError, match=message):
+        selfplay_callback(**settings)
+
+
+def test_mapping_built_for_another_env() -> None:
+    config = load_experiment(EXPERIMENT).config.copy(copy_frozen=False)
+    config.environment("mpe/simple_spread")
+    with pytest.raises(UsageError, match="self-play mapping seats player_0, player_1 but mpe"):
+        check_multi_agent(config)
+
+
+def test_only_the_learner_may_train() -> None:
+    config = load_experiment(EXPERIMENT).config.copy(copy_frozen=False)
+    config.multi_agent(policies_to_train=[LEARNER, RANDOM])
+    with pytest.raises(UsageError, match=r"self-play trains only 'main'.*main, random"):
+        check_multi_agent(config)
+
+
+def test_learner_without_masking() -> None:
+    config = load_experiment(EXPERIMENT).config.copy(copy_frozen=False)
+    config.rl_module(rl_module_spec=pool_modules(RLModuleSpec()))
+    with pytest.raises(UsageError, match="policy 'main' does not apply them"):
+        check_multi_agent(config)
+
+
+# A real Algorithm: one smoke-sized iteration, then a snapshot forced by a win rate of 1.
+
+
+@pytest.fixture(scope="module")
+def algorithm() -> Any:
+    config = smoke_config(load_experiment(EXPERIMENT).config)
+    config.env_runners(num_env_runners=0)  # everything in this process
+    # The run's own callback logs win rates but never snapshots (no win rate exceeds 1):
+    # the tests add snapshots themselves.
+    config.callbacks(selfplay_callback(win_rate_threshold=1.0, evaluation_interval=0))
+    started_ray = not ray.is_initialized()  # building the Algorithm starts a local Ray
+    envs.register(config.env)
+    algo = config.build_algo()
+    yield algo
+    algo.stop()
+    if started_ray:
+        ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def snapshot_result(algorithm: Any) -> dict[str, Any]:
+    algorithm.train()
+    result = {"env_runners": {metrics.WIN_RATE_KEY: 1.0}}
+    SelfPlayCallback(win_rate_threshold=0.9, evaluation_interval=0).on_train_result(
+        algorithm=algorithm, result=result
+    )
+    return result
+
+
+def test_snapshot_joins_the_pool_with_the_learners_weights(
+    algorithm: Any, snapshot_result: dict[str, Any]
+) -> None:
+    pool = OpponentPool(SEATS, opponents=("main_v1",))
+    assert algorithm.config.policy_mapping_fn == pool
+    assert algorithm.env_runner.config.policy_mapping_fn == pool
+    assert snapshot_result[metrics.SELFPLAY_RESULTS]["opponent_pool_size"] == 1
+    weights = algorithm.learner_group.get_weights(module_ids=[LEARNER, "main_v1"])
+    for name, tensor in weights[LEARNER].items():
+        assert torch.equal(torch.as_tensor(tensor), torch.as_tensor(weights["main_v1"][name]))
+    result = algorithm.train()
+    sampled = result["env_runners"]["num_module_steps_sampled"]
+    assert sampled["main_v1"] > 0  # new games are against the snapshot
+    learned = result["learners"]
+    assert learned[LEARNER]["num_module_steps_trained"] > 0
+    assert "num_module_steps_trained" not in learned.get("main_v1", {})  # frozen
+    weights = algorithm.learner_group.get_weights(module_ids=[LEARNER, "main_v1"])
+    assert any(  # the learner moved on, the snapshot did not follow
+        not torch.equal(torch.as_tensor(t), torch.as_tensor(weights["main_v1"][n]))
+        for n, t in weights[LEARNER].items()
+    )
+
+
+def test_below_the_threshold_the_pool_stays(algorithm: Any, snapshot_result: dict) -> None:
+    before = algorithm.config.policy_mapping_fn
+    result = {"env_runners": {metrics.WIN_RATE_KEY: 0.5}}
+    SelfPlayCallback(win_rate_threshold=0.9, evaluation_interval=0).on_train_result(
+        algorithm=algorithm, result=result
+    )
+    assert algorithm.config.policy_mapping_fn == before
+
+
+def test_evaluation_games_report_win_rates(algorithm: Any) -> None:
+    callback = SelfPlayCallback(evaluation_interval=1, evaluation_games=10)
+    rates = callback.evaluate(algorithm, LEARNER)
+    assert set(rates) == {"random", "heuristic"}
+    assert all(0.0 <= rate <= 1.0 for rate in rates.values())
+
+
+def test_checkpoint_holds_the_pool_and_evaluates(
+    algorithm: Any, snapshot_result: dict, tmp_path: Path
+) -> None:
+    checkpoint = Path(algorithm.save_to_path(str(tmp_path / "checkpoint")))
+    policy = MultiAgentPolicy.from_checkpoint(checkpoint)
+    assert policy.policy_ids == [LEARNER, "main_v1", RANDOM]
+    assert policy.policy_mapping_fn == OpponentPool(SEATS, opponents=("main_v1",))
+    video = tmp_path / "games.mp4"
+    command = [
+        *(sys.executable, "-m", "rlsuite.evaluate", str(checkpoint)),
+        *("--env", "classic/connect_four", "--episodes", "4", "--video", str(video)),
+    ]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=dict(os.environ)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert any(line.startswith("main_v1 ") for line in lines)  # the pool's snapshot played
+    for opponent in ("random", "heuristic"):
+        (line,) = [line for line in lines if line.startswith(f"main vs {opponent}: win rate")]
+        assert "(4 games:" in line
+    assert video.stat().st_size > 0
