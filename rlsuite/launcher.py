@@ -117,9 +117,11 @@ def _init_ray(experiment: Experiment, launch: Launch) -> None:
     # process plus two env runners on 2 cores); oversubscribe rather than wait forever.
     cpus = max(os.cpu_count() or 1, int(required_cpus(experiment) + 0.999))
     runtime_env: dict[str, Any] = {"env_vars": ACTOR_ENV_VARS}
-    if not isinstance(experiment.config, SupervisedConfig):
-        # Supervised runs start many small processes (Train's controller, its helpers)
-        # that never use RLlib; their Train workers import torch themselves.
+    if isinstance(experiment.config, SupervisedConfig):
+        # Not RLlib's warm-up: supervised runs start many small processes (Train's
+        # controller and helpers) that never use RLlib. See worker_setup for this one.
+        runtime_env["worker_process_setup_hook"] = "rlsuite.supervised.worker_setup.pin_ray_address"
+    else:
         runtime_env["worker_process_setup_hook"] = "rlsuite.warmup.import_rllib"
     ray.init(num_cpus=cpus, runtime_env=runtime_env)
 

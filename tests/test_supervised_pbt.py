@@ -74,6 +74,8 @@ def test_adamw_momentum_is_beta1() -> None:
         optim.check_follows_config(config, optimizer, scheduler.last_epoch, STEPS_PER_EPOCH)
 
 
+@pytest.mark.slow  # three rounds of Train runs; CI's smoke of pbt_resnet_cifar10.py also
+# exploits, and the loop's own check fails a trial whose optimizer ignores its config.
 def test_pbt_exploit_trains_with_the_perturbed_values(storage: Path) -> None:
     run = run_cli(
         ROOT / "experiments" / "pbt_resnet_cifar10.py",
