@@ -111,6 +111,17 @@ def prepare(
     return experiment, launch, threshold
 
 
+def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
+    """`data_path` and `model_path` relative to where the command runs: Ray's Train
+    workers do not run there, so a relative path would miss (URIs pass unchanged)."""
+    changes = {}
+    for name in ("data_path", "model_path"):
+        value = getattr(config, name)
+        if isinstance(value, str) and "://" not in value:
+            changes[name] = str(Path(value).expanduser().absolute())
+    return config.replace(**changes)
+
+
 def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
     """The experiment with `--set`, scaling, seed, stop and checkpoint flags applied."""
     search = dict(experiment.search)
@@ -121,6 +132,7 @@ def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
     if isinstance(experiment.config, SupervisedConfig):
         config = supervised_overrides.apply_sets(experiment.config, args.sets)
         config = supervised_overrides.apply_scaling(config, args)
+        config = _absolute_paths(config)
         if args.seed is not None and not args.seeds:
             config = config.replace(seed=args.seed)
     else:

@@ -19,7 +19,9 @@ from transformers import (
 )
 
 from rlsuite import metrics
+from rlsuite.cli import build_parser
 from rlsuite.errors import UsageError
+from rlsuite.run import prepare
 from rlsuite.supervised import text
 from rlsuite.supervised.checkpoint import MODEL_FILE
 from rlsuite.supervised.config import SupervisedConfig
@@ -341,6 +343,20 @@ def test_mnli_bad_gold_label(tmp_path, storage, capsys) -> None:
     args = [str(MNLI_FILE), "--set", f"data_path={data}", "--set", "model_path=None"]
     code = run_main(*args, storage=storage)
     assert_rejected(capsys, code, storage, "label 'maybe'", "entailment, neutral, contradiction")
+
+
+def test_relative_paths_are_made_absolute_before_ray_starts(
+    sst2_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Train workers do not run in the command's directory: relative paths must not
+    reach them as they are."""
+    monkeypatch.chdir(tmp_path)
+    args = build_parser().parse_args(
+        [str(SST2_FILE), "--set", "data_path=SST-2", "--set", "model_path=None"]
+    )
+    experiment, _, _ = prepare(args)
+    assert isinstance(experiment.config, SupervisedConfig)
+    assert experiment.config.data_path == str(sst2_dir)
 
 
 def test_not_a_text_checkpoint(tmp_path: Path) -> None:

@@ -97,7 +97,7 @@ def check_pretrained(model_path: str | Path) -> Path:
     if not path.is_dir():
         raise UsageError(
             f"model_path {path} does not exist; give a directory written by save_pretrained "
-            "(config.json, weights, tokenizer files) or leave model_path unset to train from scratch"
+            "(config.json, weights, tokenizer files), or --set model_path=None to train from scratch"
         )
     names = {child.name for child in path.iterdir()}
     for wanted, what in (
