@@ -122,7 +122,8 @@ def test_model_must_fit_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[s
     [
         ("lrr=0.1", ("not a supervised setting", "did you mean lr")),
         ("training.lr=0.1", ("did you mean lr?",)),
-        ("epochs=1.5", ("expects an int", "1.5")),
+        ("epochs=1.5", ("epochs must be a whole number", "1.5")),
+        ("use_gpu=yes", ("use_gpu must be true or false", "'yes'")),
         ("optimizer=adam", ("optimizer must be one of sgd, adamw",)),
         ("lr=0", ("lr must be more than 0",)),
         ("batch_size=0", ("batch_size must be at least 1",)),
@@ -223,5 +224,13 @@ def test_set_and_seed_reach_the_config() -> None:
     flags = _flags("--set", "lr=0.05", "--set", "data_path=/data/c10", "--seed", "7")
     config = apply_flags(load_experiment(CIFAR), flags).config
     assert isinstance(config, SupervisedConfig)
-    assert (config.lr, config.data_path, config.seed) == (0.05, "/data/c10", 7)
+    assert (config.lr, config.data_path, config.seed) == (0.05, "/data/c10", 7)  # absolute already
     assert isinstance(config.lr, float)
+
+
+def test_set_reads_values_as_the_fields_types() -> None:
+    flags = _flags("--set", "warmup_epochs=2", "--set", "data_path=2024", "--set", "lr=1")
+    config = apply_flags(load_experiment(CIFAR), flags).config
+    assert isinstance(config, SupervisedConfig)
+    assert config.warmup_epochs == 2.0 and isinstance(config.warmup_epochs, float)
+    assert Path(str(config.data_path)).name == "2024" and config.lr == 1.0

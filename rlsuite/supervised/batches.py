@@ -39,6 +39,7 @@ def _loader_batches(
         num_workers=config.loader_workers,
         collate_fn=splits.collate_fn,
         pin_memory=cuda,
+        drop_last=drops_last(len(data), config, train=train),
         persistent_workers=config.loader_workers > 0,
     )
     # Adds a DistributedSampler when there are several workers; moving to the device
@@ -56,15 +57,24 @@ def _loader_batches(
 def _ray_data_batches(
     shard: Any, splits: Splits, config: SupervisedConfig, train: bool
 ) -> EpochBatches:
+    shard_rows = (splits.train_size or 0) // ray.train.get_context().get_world_size()
+
     def batches(epoch: int) -> Iterable[tuple[Any, torch.Tensor]]:
         return shard.iter_torch_batches(
             batch_size=config.per_worker_batch_size,
             collate_fn=splits.collate_fn,
+            drop_last=drops_last(shard_rows, config, train=train),
             local_shuffle_buffer_size=LOCAL_SHUFFLE_ROWS if train else None,
             local_shuffle_seed=config.seed + epoch if train else None,
         )
 
     return batches
+
+
+def drops_last(rows: int, config: SupervisedConfig, *, train: bool) -> bool:
+    """Training drops a last short batch (a batch of one breaks BatchNorm on 1x1 maps)
+    unless the split is smaller than one batch; validation sees every example."""
+    return train and rows >= config.per_worker_batch_size
 
 
 def to_device(inputs: Any, device: torch.device, config: SupervisedConfig) -> Any:

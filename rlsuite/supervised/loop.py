@@ -28,7 +28,7 @@ from torch.nn.parallel import DistributedDataParallel
 from rlsuite import metrics
 from rlsuite.supervised import checkpoint as checkpoint_files
 from rlsuite.supervised import optim, registry
-from rlsuite.supervised.batches import EpochBatches, epoch_batches, to_device
+from rlsuite.supervised.batches import EpochBatches, drops_last, epoch_batches, to_device
 from rlsuite.supervised.config import SupervisedConfig
 
 
@@ -93,7 +93,11 @@ def _build(
         model = torch.compile(model)
     optimizer = optim.build_optimizer(config, model.parameters())
     world = ray.train.get_context().get_world_size()
-    batches_per_epoch = math.ceil(math.ceil(train_size / world) / config.per_worker_batch_size)
+    rows = math.ceil(train_size / world)
+    if drops_last(rows, config, train=True):
+        batches_per_epoch = rows // config.per_worker_batch_size
+    else:
+        batches_per_epoch = math.ceil(rows / config.per_worker_batch_size)
     steps_per_epoch = max(1, batches_per_epoch // config.grad_accum_steps)
     scheduler = optim.build_scheduler(config, optimizer, steps_per_epoch)
     return Run(

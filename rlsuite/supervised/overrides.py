@@ -1,7 +1,7 @@
 """`--set FIELD=VALUE` and the scaling flags for a `SupervisedConfig`.
 
-Supervised settings are flat (`--set lr=0.1`, `--set data_path=/data/cifar-10-batches-py`),
-typed against the value they replace like RLlib's (`rlsuite.overrides`). The RL scaling
+Supervised settings are flat (`--set lr=0.1`, `--set data_path=/data/cifar-10-batches-py`);
+values are Python literals read as the field's annotated type and checked against it. The RL scaling
 flags map onto Ray Train's: a Train worker is the supervised learner, so
 `--num-learners N` is `num_workers=N`, `--num-gpus-per-learner 1` is `use_gpu=True` and
 `--num-cpus-per-learner C` is `cpus_per_worker=C`.
@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import typing
+from typing import Any, Literal
 
 from rlsuite.errors import UsageError
-from rlsuite.overrides import coerce, parse_assignment, parse_literal
+from rlsuite.overrides import parse_assignment, parse_literal
 from rlsuite.supervised.config import SupervisedConfig, field_names
 
 RL_ONLY_FLAGS = ("num_env_runners", "num_envs_per_env_runner", "num_cpus_per_env_runner")
@@ -25,9 +27,22 @@ def apply_sets(config: SupervisedConfig, assignments: list[str]) -> SupervisedCo
         path, raw = parse_assignment(text, "--set")
         if path not in field_names():
             raise UsageError(f"--set {path}: not a supervised setting; {_suggest(path)}")
-        value = coerce(parse_literal(raw), getattr(config, path), path)
-        config = config.replace(**{path: value})
+        config = config.replace(**{path: typed(path, raw)})
     return config
+
+
+def typed(name: str, raw: str) -> Any:
+    """`raw` as the field's annotated type: whole numbers become floats for float fields,
+    any text a string for string fields; wrong types are left for `validate.check_config`
+    to name."""
+    value = parse_literal(raw)
+    hint = typing.get_type_hints(SupervisedConfig)[name]
+    options = () if typing.get_origin(hint) is Literal else typing.get_args(hint) or (hint,)
+    if float in options and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if str in options and value is not None and not isinstance(value, str):
+        return raw
+    return value
 
 
 def apply_scaling(config: SupervisedConfig, args: argparse.Namespace) -> SupervisedConfig:
