@@ -3,8 +3,8 @@ DistributedSampler) or a Ray Data shard's `iter_torch_batches`, both as (inputs,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sized
+from typing import Any, cast
 
 import ray.train.torch
 import torch
@@ -39,7 +39,7 @@ def _loader_batches(
         num_workers=config.loader_workers,
         collate_fn=splits.collate_fn,
         pin_memory=cuda,
-        drop_last=drops_last(len(data), config, train=train),
+        drop_last=drops_last(len(cast(Sized, data)), config, train=train),
         persistent_workers=config.loader_workers > 0,
     )
     # Adds a DistributedSampler when there are several workers; moving to the device
