@@ -11,6 +11,7 @@ import pytest
 from rlsuite.cli import build_parser
 from rlsuite.loader import load_experiment
 from rlsuite.run import apply_flags
+from rlsuite.smoke import smoke
 from rlsuite.supervised import SupervisedConfig
 from tests.conftest import ROOT, assert_rejected, run_main
 from tests.supervised_data import write_cifar, write_imagefolder
@@ -234,3 +235,17 @@ def test_set_reads_values_as_the_fields_types() -> None:
     assert isinstance(config, SupervisedConfig)
     assert config.warmup_epochs == 2.0 and isinstance(config.warmup_epochs, float)
     assert Path(str(config.data_path)).name == "2024" and config.lr == 1.0
+
+
+def test_smoke_switches_to_synthetic_data_and_later_sets_still_apply() -> None:
+    experiment = load_experiment(CIFAR)
+    small = smoke(experiment)
+    config = small.config
+    assert isinstance(config, SupervisedConfig)
+    assert (config.dataset, config.data_path) == ("synthetic_images", None)
+    assert (config.num_workers, config.use_gpu, config.epochs) == (1, False, 2)
+    assert config.model == "resnet18" and config.num_classes == 10  # the same task
+    assert experiment.config.dataset == "cifar10"  # the input is untouched
+    real = apply_flags(small, _flags("--set", "dataset=cifar10", "--set", "data_path=/d")).config
+    assert isinstance(real, SupervisedConfig)
+    assert (real.dataset, real.data_path, real.epochs) == ("cifar10", "/d", 2)
