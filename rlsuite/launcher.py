@@ -90,6 +90,11 @@ def param_space(experiment: Experiment) -> dict[str, Any]:
         # Otherwise RLlib restarts a crashed env runner after a minute and returns
         # results without env-runner metrics; fail the trial with the env's error instead.
         config.fault_tolerance(restart_failed_env_runners=False)
+    if isinstance(config.env, str) and envs.is_multi_agent(config.env):
+        # RLlib's env check resets every sub-env with seed=42, so without --seed all vector
+        # sub-envs and env runners replay the same episodes (ray issue 46986). Registry
+        # envs pass the same check in tests/test_multiagent_envs.py instead.
+        config.environment(disable_env_checking=True)
     return {**config.to_dict(), **experiment.search}
 
 

@@ -115,3 +115,25 @@ def test_move_limit_truncates_a_turn_based_game() -> None:
         observations, _, terminateds, truncateds, _ = env.step({agent: column})
         ends.append((terminateds["__all__"], truncateds["__all__"]))
     assert ends == [(False, False), (False, False), (False, True)]
+
+
+def test_sub_envs_of_a_launched_run_play_different_episodes() -> None:
+    # RLlib's env check reseeds every sub-env with 42 (ray issue 46986); the launcher
+    # turns it off for registry envs so unseeded runs do not replay one episode N times.
+    from ray.rllib.algorithms.ppo import PPOConfig
+    from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
+
+    from rlsuite import launcher
+    from rlsuite.loader import load_experiment
+    from tests.conftest import ROOT
+
+    experiment = load_experiment(ROOT / "experiments" / "ppo_shared_spread.py")
+    config = PPOConfig().update_from_dict(launcher.param_space(experiment))
+    config.env_runners(num_env_runners=0, num_envs_per_env_runner=4)
+    assert config.seed is None
+    envs.register(config.env)
+    runner = MultiAgentEnvRunner(config=config)
+    episodes = runner.sample(num_episodes=8, random_actions=True)
+    runner.stop()
+    starts = {tuple(e.agent_episodes["agent_0"].get_observations(0).round(5)) for e in episodes}
+    assert len(starts) == len(episodes)
