@@ -113,7 +113,8 @@ def train(case: str, env_steps: int, target_return: float | None, out: str, smok
     config = BASELINES[case]()
     if smoke:  # the same shrinking as `rlsuite.run --smoke`, for the benchmark's own test
         config = smoke_config(config)
-    ray.init()
+    # What `ray.init()` does on a machine without a `ray start` cluster, which it would join.
+    ray.init(address="local")
     register_pong()
     algo = config.build_algo()
     with open(out, "w") as rows:

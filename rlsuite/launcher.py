@@ -128,7 +128,9 @@ def _init_ray(experiment: Experiment, launch: Launch) -> None:
         runtime_env["worker_process_setup_hook"] = "rlsuite.supervised.worker_setup.pin_ray_address"
     else:
         runtime_env["worker_process_setup_hook"] = "rlsuite.warmup.import_rllib"
-    ray.init(num_cpus=cpus, runtime_env=runtime_env)
+    # "local": a Ray of our own even while a `ray start` cluster runs on this machine
+    # (plain ray.init() would join that one, and refuses num_cpus when it does).
+    ray.init(address="local", num_cpus=cpus, runtime_env=runtime_env)
 
 
 def _trainable(experiment: Experiment) -> Any:
