@@ -214,8 +214,16 @@ def measure(
     result = CaseResult(case, steps, spec.target_return, command)
     for _ in range(rounds):
         result.baseline.append(run_baseline(case, steps, smoke))
+        _log(case, "RLlib default", result.baseline[-1])
         result.suite.append(run_suite(case, steps, smoke))
+        _log(case, "rlsuite", result.suite[-1])
     return result
+
+
+def _log(case: str, side_name: str, side: Side) -> None:
+    """Each side's figures on stderr as soon as they exist: long runs lose nothing when
+    the other side fails."""
+    print(f"{case} {side_name}: {json.dumps({**asdict(side), **_rates(side)})}", file=sys.stderr)
 
 
 def run_baseline(case: str, env_steps: int, smoke: bool) -> Side:
