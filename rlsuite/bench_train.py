@@ -114,7 +114,9 @@ def suite_images_per_second(config: SupervisedConfig) -> float:
         command += ["--name", NAME, "--storage-path", storage, "--stop", f"epoch={config.epochs}"]
         for assignment in sets:
             command += ["--set", assignment]
-        subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"rlsuite.run failed ({done.returncode}):\n{done.stderr[-3000:]}")
         (result,) = Path(storage, NAME).glob("*/result.json")
         return last_samples_per_second(result)
 
@@ -134,7 +136,11 @@ def plain_images_per_second(config: SupervisedConfig) -> float:
     model = build_resnet18(config).to(device).to(memory_format=memory_format)
     optimizer = optim.build_optimizer(config, model.parameters())
     loader = DataLoader(
-        load_synthetic(config).train, batch_size=config.batch_size, shuffle=True, pin_memory=True
+        load_synthetic(config).train,
+        batch_size=config.batch_size,
+        shuffle=True,
+        pin_memory=config.use_gpu,
+        drop_last=True,  # as the suite's loop does
     )
     scheduler = optim.build_scheduler(config, optimizer, len(loader))
     loss_fn = torch.nn.CrossEntropyLoss()
