@@ -223,7 +223,8 @@ def _win_rates(evaluation: Evaluation, args: argparse.Namespace) -> None:
     if not isinstance(mapping, OpponentPool):
         return
     player = module_player(policy.module[mapping.learner], explore=args.explore)
-    config = dict(evaluation.target.env_config)
+    target = evaluation.target
+    config = dict(target.env_config) if evaluation.env_name == target.env else {}
     for name, move in OPPONENTS.items():
         games = play_games(
             lambda: envs.make(evaluation.env_name, config),

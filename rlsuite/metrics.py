@@ -71,11 +71,12 @@ def policy_return_mean(module_id: str) -> str:
 # won training games against its opponent pool (draws are not wins), logged by the env
 # runners per iteration. The others are measured by the self-play callback every few
 # iterations in whole games against fixed opponents (greedy actions, half the games moving
-# first), with the pool's size in the same group.
+# first); SNAPSHOTS counts the frozen copies of the learner made so far (0: the pool is
+# still the random player).
 WIN_RATE_KEY = "win_rate"
 SELFPLAY_RESULTS = "selfplay"
 WIN_RATE = f"{ENV_RUNNER_RESULTS}/{WIN_RATE_KEY}"
-OPPONENT_POOL_SIZE = f"{SELFPLAY_RESULTS}/opponent_pool_size"
+SNAPSHOTS = f"{SELFPLAY_RESULTS}/snapshots"
 WIN_RATE_VS_RANDOM = f"{SELFPLAY_RESULTS}/win_rate_vs_random"
 WIN_RATE_VS_HEURISTIC = f"{SELFPLAY_RESULTS}/win_rate_vs_heuristic"
 
@@ -152,7 +153,7 @@ BY_NAME: dict[str, str] = {
     "win_rate": WIN_RATE,
     "win_rate_vs_random": WIN_RATE_VS_RANDOM,
     "win_rate_vs_heuristic": WIN_RATE_VS_HEURISTIC,
-    "opponent_pool_size": OPPONENT_POOL_SIZE,
+    "snapshots": SNAPSHOTS,
 }
 
 STOP_KEYS = frozenset(BY_NAME.values())

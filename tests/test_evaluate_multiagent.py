@@ -3,6 +3,7 @@ MPE simple_spread): returns per policy, per agent and of the team, video, bad in
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -77,3 +78,17 @@ def test_bad_input_is_one_line(
     assert code == 2
     assert len(lines) == 1 and message in lines[0], err
     assert not (tmp_path / "out").exists()
+
+
+def test_checkpoint_without_its_config(
+    experiment_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (trial,) = (p for p in experiment_dir.iterdir() if (p / "params.json").exists())
+    checkpoint = max(trial.glob("checkpoint_*"))
+    copy = tmp_path / checkpoint.name
+    shutil.copytree(checkpoint, copy)
+    (copy / "class_and_ctor_args.pkl").unlink()  # where RLlib keeps the run's config
+    code = evaluate_main([str(copy), "--env", "mpe/simple_spread", "--episodes", "1"])
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1
+    assert "cannot read the run's config from class_and_ctor_args.pkl" in lines[0]

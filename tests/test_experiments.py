@@ -55,6 +55,10 @@ def test_smoke_run_trains_checkpoints_and_logs(path: Path, storage: Path) -> Non
         if config.is_multi_agent:  # team return above, and one return per policy
             for module_id in config.policies:
                 assert TENSORBOARD_PREFIX + metrics.policy_return_mean(module_id) in tags
+        if isinstance(config.policy_mapping_fn, OpponentPool):  # self-play's win rates
+            for key in (metrics.WIN_RATE, metrics.SNAPSHOTS, metrics.WIN_RATE_VS_RANDOM):
+                assert TENSORBOARD_PREFIX + key in tags, key
+            assert TENSORBOARD_PREFIX + metrics.WIN_RATE_VS_HEURISTIC in tags
 
 
 def _assert_module_restores(checkpoint: Path, experiment_file: Path) -> None:

@@ -5,7 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from ray.rllib.core.rl_module.rl_module import RLModule
 
+import envs
+from rlsuite.multiagent.matches import module_player, play_games, scripted_player
+from rlsuite.multiagent.opponents import random_move
 from tests.conftest import ROOT, run_cli
 
 
@@ -34,3 +38,29 @@ def test_as_test_exits_1_when_the_return_is_missed(storage: Path) -> None:
     )
     assert run.returncode == 1, run.stderr[-2000:]
     assert "as-test: failed" in run.stderr
+
+
+@pytest.mark.slow
+def test_selfplay_connect4_beats_a_random_player(storage: Path) -> None:
+    """Self-play until the callback's greedy games against the random player reach 95%
+    (it checks after iterations 1, 5, 10, ...; at most 20 iterations, 80k env steps),
+    then 100 fresh games. An untrained greedy policy already wins 78-84% of them (it
+    stacks one column, which a random player rarely blocks), so the bar is 85 rather than
+    the issue's 80 (measured here: 0.96 after 60k env steps, then 97 of 100 games)."""
+    run = run_cli(
+        ROOT / "experiments" / "selfplay_connect4.py",
+        *("--seed", "0", "--stop", "win_rate_vs_random=0.95", "--stop", "training_iteration=20"),
+        storage=storage,
+    )
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    (trial,) = run.summary("selfplay_connect4")["trials"]
+    modules = Path(trial["checkpoint"]) / "learner_group" / "learner" / "rl_module"
+    learner = module_player(RLModule.from_checkpoint(modules / "main"))
+    games = play_games(
+        lambda: envs.make("classic/connect_four"),
+        learner,
+        scripted_player(random_move),
+        games=100,
+        seed=2024,
+    )
+    assert games.wins >= 85, games

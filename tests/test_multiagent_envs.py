@@ -137,3 +137,25 @@ def test_sub_envs_of_a_launched_run_play_different_episodes() -> None:
     runner.stop()
     starts = {tuple(e.agent_episodes["agent_0"].get_observations(0).round(5)) for e in episodes}
     assert len(starts) == len(episodes)
+
+
+@pytest.mark.parametrize("name", MULTI_AGENT)
+def test_multi_agent_env_renders_rgb_frames(name: str) -> None:
+    # RLlib's PettingZoo wrappers pass a render mode to PettingZoo's render(), which takes
+    # none; envs/multiagent.py fixes that, and evaluation videos rely on it.
+    env = envs.make(name, {"render_mode": "rgb_array"})
+    env.reset(seed=0)
+    frame = env.render()
+    assert isinstance(frame, np.ndarray) and frame.ndim == 3 and frame.shape[-1] == 3
+    assert env.metadata.get("render_fps")  # videos play at the env's own frame rate
+    env.close()
+
+
+def test_turn_based_observations_are_what_rllibs_masking_module_reads() -> None:
+    env = envs.make("classic/connect_four")
+    space = env.get_observation_space("player_0")
+    assert set(space.spaces) == {"observations", "action_mask"}
+    observations, _ = env.reset(seed=0)
+    observation = observations["player_0"]
+    assert observation["observations"].dtype == np.float32
+    assert observation["action_mask"].dtype == np.float32 and space.contains(observation)

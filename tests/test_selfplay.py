@@ -149,7 +149,7 @@ def test_snapshot_joins_the_pool_with_the_learners_weights(
     pool = OpponentPool(SEATS, opponents=("main_v1",))
     assert algorithm.config.policy_mapping_fn == pool
     assert algorithm.env_runner.config.policy_mapping_fn == pool
-    assert snapshot_result[metrics.SELFPLAY_RESULTS]["opponent_pool_size"] == 1
+    assert snapshot_result[metrics.SELFPLAY_RESULTS]["snapshots"] == 1
     weights = algorithm.learner_group.get_weights(module_ids=[LEARNER, "main_v1"])
     for name, tensor in weights[LEARNER].items():
         assert torch.equal(torch.as_tensor(tensor), torch.as_tensor(weights["main_v1"][name]))

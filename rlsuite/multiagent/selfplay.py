@@ -196,7 +196,9 @@ class SelfPlayCallback(RLlibCallback):
         win_rate = _get(result, metrics.WIN_RATE)
         if win_rate is not None and win_rate > self.win_rate_threshold:
             mapping = self._add_snapshot(algorithm, mapping)
-        _put(result, metrics.OPPONENT_POOL_SIZE, len(mapping.opponents))
+        _put(
+            result, metrics.SNAPSHOTS, _next_version(algorithm.config.policies, mapping.learner) - 1
+        )
         interval, iteration = self.evaluation_interval, algorithm.iteration
         if interval and (iteration == 1 or iteration % interval == 0):  # 1: the baseline
             for name, rate in self.evaluate(algorithm, mapping.learner).items():
