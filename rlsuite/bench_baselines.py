@@ -60,14 +60,14 @@ BASELINES: dict[str, Callable[[], AlgorithmConfig]] = {
 def register_pong() -> None:
     """Pong as RLlib's Atari examples build it, with the suite's 84x84 and 4-frame stack
     so that both sides feed the same observation to their networks."""
-    import ale_py
     import gymnasium as gym
-    from ray.rllib.env.wrappers.atari_wrappers import wrap_atari_for_new_api_stack
     from ray.tune.registry import register_env
 
-    gym.register_envs(ale_py)
-
     def create(config: dict[str, Any]) -> gym.Env:
+        import ale_py  # in the env runner's process: registers the ALE/ ids there
+        from ray.rllib.env.wrappers.atari_wrappers import wrap_atari_for_new_api_stack
+
+        gym.register_envs(ale_py)
         env = gym.make("ALE/Pong-v5", frameskip=1, repeat_action_probability=0.0, **config)
         return wrap_atari_for_new_api_stack(env, dim=84, framestack=4)
 
