@@ -11,13 +11,16 @@ from __future__ import annotations
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.utils.metrics import (
     ENV_RUNNER_RESULTS,
+    ENV_RUNNER_SAMPLING_TIMER,
     EPISODE_AGENT_RETURN_MEAN,
     EPISODE_MODULE_RETURN_MEAN,
     EVALUATION_RESULTS,
     LEARNER_RESULTS,
+    LEARNER_UPDATE_TIMER,
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_ENV_STEPS_TRAINED_LIFETIME,
     NUM_EPISODES_LIFETIME,
+    TIMERS,
 )
 from ray.rllib.utils.metrics import (
     EPISODE_LEN_MEAN as _EPISODE_LEN_MEAN,
@@ -91,6 +94,10 @@ ENV_STEPS_PER_SECOND = (
     f"{ENV_RUNNER_RESULTS}/{NUM_ENV_STEPS_SAMPLED_LIFETIME}_throughput/throughput_since_last_reduce"
 )
 LEARNER_SAMPLES_PER_SECOND = f"{LEARNER_RESULTS}/{ALL_MODULES}/num_env_steps_trained_throughput"
+# Where an iteration's time goes: seconds spent sampling and updating the learner (RLlib
+# smooths them over iterations).
+SAMPLING_TIME_S = f"{TIMERS}/{ENV_RUNNER_SAMPLING_TIMER}"
+LEARNING_TIME_S = f"{TIMERS}/{LEARNER_UPDATE_TIMER}"
 
 
 def learner_metric(name: str, module_id: str = DEFAULT_MODULE_ID) -> str:
