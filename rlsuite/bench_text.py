@@ -47,8 +47,8 @@ class TextBenchResult:
     def line(self) -> str:
         return (
             f"BERT-{self.size} seq {self.seq_length} batch {self.batch_size}, {self.device}: plain PyTorch "
-            f"{statistics.median(self.plain):,.1f} samples/s, suite's Ray Train loop "
-            f"{statistics.median(self.suite):,.1f} samples/s, ratio {self.ratio:.2f} "
+            f"{statistics.median(self.plain):,.2f} samples/s, suite's Ray Train loop "
+            f"{statistics.median(self.suite):,.2f} samples/s, ratio {self.ratio:.2f} "
             f"(medians of {len(self.plain)} rounds)"
         )
 
@@ -169,7 +169,10 @@ def run_bench(
     config = bench_config(size, seq_length, batch_size, samples, threads, gpu)
     started = not ray.is_initialized()
     if started:
-        ray.init(num_cpus=max(threads, 1), include_dashboard=False, log_to_driver=False)
+        # A Ray of its own even where `ray start` left a cluster on the machine.
+        ray.init(
+            address="local", num_cpus=max(threads, 1), include_dashboard=False, log_to_driver=False
+        )
     plain: list[float] = []
     suite: list[float] = []
     try:
