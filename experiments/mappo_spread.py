@@ -27,8 +27,12 @@ config = mappo(  # centralized critic: the value function sees every agent's obs
     .environment(ENV)
     .multi_agent(**shared(ENV))  # one actor and one critic for the three identical agents
     .env_runners(
-        num_env_runners=1,
-        num_envs_per_env_runner=8,  # batched inference: one forward pass steps 8 envs
+        # Sampling in the trainable's process: PPO samples and learns in turn, so a
+        # remote env runner adds only the shipping of episodes (scale with --num-env-runners).
+        num_env_runners=0,
+        # MAPPO's 128 rollout threads: one forward pass acts for 384 agents, and each
+        # iteration's 3,200 env steps are one whole 25-step episode per env.
+        num_envs_per_env_runner=128,
     )
     .training(
         lr=7e-4,  # MAPPO's MPE value (actor and critic lr alike)
