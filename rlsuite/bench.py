@@ -186,7 +186,7 @@ def summarize(
     final_return = lookup(last, metrics.EPISODE_RETURN_MEAN)
     return Side(
         env_steps=float(lookup(last, metrics.ENV_STEPS_SAMPLED_LIFETIME) or 0),
-        learner_samples=float(lookup(last, metrics.ENV_STEPS_TRAINED_LIFETIME) or 0),
+        learner_samples=float(lookup(last, metrics.MODULE_STEPS_TRAINED_LIFETIME) or 0),
         train_s=float(last[metrics.TIME_TOTAL_S]),
         wall_s=wall_s,
         final_return=None if final_return is None else float(final_return),

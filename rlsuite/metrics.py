@@ -20,6 +20,7 @@ from ray.rllib.utils.metrics import (
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_ENV_STEPS_TRAINED_LIFETIME,
     NUM_EPISODES_LIFETIME,
+    NUM_MODULE_STEPS_TRAINED_LIFETIME,
     TIMERS,
 )
 from ray.rllib.utils.metrics import (
@@ -45,6 +46,12 @@ EPISODE_LEN_MEAN = f"{ENV_RUNNER_RESULTS}/{_EPISODE_LEN_MEAN}"
 EPISODES_LIFETIME = f"{ENV_RUNNER_RESULTS}/{NUM_EPISODES_LIFETIME}"
 ENV_STEPS_SAMPLED_LIFETIME = f"{ENV_RUNNER_RESULTS}/{NUM_ENV_STEPS_SAMPLED_LIFETIME}"
 ENV_STEPS_TRAINED_LIFETIME = f"{LEARNER_RESULTS}/{ALL_MODULES}/{NUM_ENV_STEPS_TRAINED_LIFETIME}"
+# Rows the learner's updates went through, every epoch counted: RLlib logs each minibatch's
+# length here, while ENV_STEPS_TRAINED_LIFETIME adds the whole batch's env steps per
+# minibatch (Ray 2.60), so it grows with the number of minibatches.
+MODULE_STEPS_TRAINED_LIFETIME = (
+    f"{LEARNER_RESULTS}/{ALL_MODULES}/{NUM_MODULE_STEPS_TRAINED_LIFETIME}"
+)
 EVALUATION_RETURN_MEAN = f"{EVALUATION_RESULTS}/{ENV_RUNNER_RESULTS}/{_EPISODE_RETURN_MEAN}"
 
 # Multi-agent runs. EPISODE_RETURN_MEAN is then the team return: RLlib's multi-agent env

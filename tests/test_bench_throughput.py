@@ -16,7 +16,7 @@ def _row(steps: float, trained: float, seconds: float, episode_return: float | N
     runners: dict = {"num_env_steps_sampled_lifetime": steps}
     if episode_return is not None:
         runners["episode_return_mean"] = episode_return
-    learners = {"__all_modules__": {"num_env_steps_trained_lifetime": trained}}
+    learners = {"__all_modules__": {"num_module_steps_trained_lifetime": trained}}
     return {"env_runners": runners, "learners": learners, "time_total_s": seconds}
 
 
@@ -64,7 +64,7 @@ def test_every_case_has_a_baseline_and_an_experiment() -> None:
 
 def test_lookup_walks_flattened_keys() -> None:
     row = _row(10, 20, 1.0, 5.0)
-    assert lookup(row, metrics.ENV_STEPS_TRAINED_LIFETIME) == 20
+    assert lookup(row, metrics.MODULE_STEPS_TRAINED_LIFETIME) == 20
     assert lookup(row, "env_runners/missing") is None
 
 
