@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-from ray.tune.schedulers import ASHAScheduler, PopulationBasedTraining, TrialScheduler
+from ray.tune.schedulers import ASHAScheduler, TrialScheduler
 
 from rlsuite import metrics
+from rlsuite.resumable_pbt import ResumablePBT, resumable_pb2
 from rlsuite.supervised.config import SupervisedConfig
 
 
@@ -54,7 +55,7 @@ class PBT:
     time_attr: str = metrics.TRAINING_ITERATION
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
-        return PopulationBasedTraining(
+        return ResumablePBT(
             synch=self.synch,
             time_attr=self.time_attr,
             metric=metric,
@@ -80,9 +81,7 @@ class PB2:
     time_attr: str = metrics.TRAINING_ITERATION
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
-        from ray.tune.schedulers.pb2 import PB2 as TunePB2  # needs GPy and scikit-learn
-
-        return TunePB2(
+        return resumable_pb2(
             synch=self.synch,
             time_attr=self.time_attr,
             metric=metric,

@@ -59,7 +59,7 @@ def test_killed_sweep_resumes_every_trial(storage: Path) -> None:
     before = {d.name: len(_rows(d)) for d in sweep.glob("PPO_*")}
     assert len(before) == 2 and all(n > 0 for n in before.values())
 
-    resumed = run_cli(PBT_CARTPOLE, *FLAGS, "--resume", storage=storage)
+    resumed = run_cli(PBT_CARTPOLE, *FLAGS, "--resume", storage=storage, timeout=300)
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     trials = resumed.summary("pbt_ppo_cartpole")["trials"]
     assert {t["trial"] for t in trials} == set(before), "resume must continue the same trials"
