@@ -11,7 +11,7 @@ registry env) to -50 or better within 2M env steps. Source for method and settin
 et al. 2022, "The Surprising Effectiveness of PPO in Cooperative Multi-Agent Games"
 (MAPPO; settings from marlbenchmark/on-policy `train_mpe_spread.sh`); their spread gives
 each agent the team reward without PettingZoo's `local_ratio`, so their figures do not
-carry over. Measured here: see tests/test_learning.py (MAPPO's slow learning test).
+carry over. Measured here: see tests/test_centralized_critic.py (the slow learning test).
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig

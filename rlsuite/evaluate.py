@@ -1,9 +1,11 @@
-"""`python -m rlsuite.evaluate PATH [flags]`: play a trained policy, report its returns.
+"""`python -m rlsuite.evaluate PATH [flags]`: play a trained policy and report its returns, or score a trained classifier on validation data.
 
 PATH is an experiment results directory (the best trial's latest checkpoint by the
 experiment's metric, or `--trial`), a trial directory, or a checkpoint directory.
 `--video out.mp4` records the first episodes, `--export onnx|torchscript DIR` writes
-the inference network and checks it acts like the RLModule. Exit 2 on bad input.
+the inference network and checks it acts like the RLModule. Supervised checkpoints are
+scored on the validation split they trained with, or on `--dataset`/`--data-path`.
+Exit 2 on bad input.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ import envs
 from rlsuite import export
 from rlsuite.cli import Parser, non_negative_int, positive_int
 from rlsuite.errors import UsageError
-from rlsuite.evaluation import rollout
-from rlsuite.evaluation.locate import Target, locate
+from rlsuite.evaluation import rollout, supervised
+from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.evaluation.policy import SingleAgentPolicy, module_ids
 from rlsuite.evaluation.rollout import Stats
@@ -80,7 +82,27 @@ def build_parser() -> Parser:
         metavar=("FORMAT", "DIR"),
         help="write the inference network as onnx or torchscript into DIR",
     )
+    supervised = parser.add_argument_group("supervised checkpoints (ResNet, BERT)")
+    supervised.add_argument(
+        "--dataset",
+        help="data set registry name to score on (default: the one the trial trained on)",
+    )
+    supervised.add_argument(
+        "--data-path",
+        help="directory of that data set (default: the trial's); its validation split is scored",
+    )
+    supervised.add_argument(
+        "--batch-size", type=positive_int, help="examples per forward pass (default: the trial's)"
+    )
     return parser
+
+
+RL_ONLY_FLAGS = {"video": "--video", "export": "--export", "env": "--env", "explore": "--explore"}
+SUPERVISED_ONLY_FLAGS = {
+    "dataset": "--dataset",
+    "data_path": "--data-path",
+    "batch_size": "--batch-size",
+}
 
 
 @dataclass
@@ -101,11 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     for name in QUIET_LOGGERS:
         logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
     try:
-        evaluation = prepare(args)
+        target = locate(Path(args.path), args.trial)
+        if is_supervised_checkpoint(target.checkpoint):
+            return _score_supervised(target, args)
+        evaluation = prepare(args, target)
     except UsageError as error:
         print(f"rlsuite.evaluate: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    target = evaluation.target
     print(
         f"checkpoint {target.checkpoint} (trial {target.trial or 'unknown'}, env {evaluation.env_name})"
     )
@@ -119,7 +143,8 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def prepare(args: argparse.Namespace) -> Evaluation:
+def prepare(args: argparse.Namespace, target: Target) -> Evaluation:
+    _refuse(args, SUPERVISED_ONLY_FLAGS, "they choose the data of supervised checkpoints")
     if args.export and args.export[0] not in export.FORMATS:
         raise UsageError(
             f"--export {args.export[0]}: unknown format; use one of {', '.join(export.FORMATS)}"
@@ -130,7 +155,6 @@ def prepare(args: argparse.Namespace) -> Evaluation:
         raise UsageError(
             f"--video-episodes {args.video_episodes} is more than --episodes {args.episodes}; play at least as many episodes as the video shows"
         )
-    target = locate(Path(args.path), args.trial)
     env_name = args.env or target.env
     if env_name is None:
         raise UsageError(
@@ -145,6 +169,32 @@ def prepare(args: argparse.Namespace) -> Evaluation:
         )
     policy.check_env(env_name, env)
     return Evaluation(target, env_name, env, policy)
+
+
+def _score_supervised(target: Target, args: argparse.Namespace) -> int:
+    """Accuracy and loss of a supervised checkpoint on a validation split."""
+    _refuse(args, RL_ONLY_FLAGS, "they play RL policies; a classifier is scored on data")
+    evaluation = supervised.prepare(
+        target.checkpoint, args.dataset, args.data_path, args.batch_size
+    )
+    config = evaluation.config
+    print(
+        f"checkpoint {target.checkpoint} (trial {target.trial or 'unknown'}, model {config.model})"
+    )
+    scores = supervised.score(evaluation)
+    print(
+        f"{config.dataset} validation ({config.data_path or 'synthetic'}): accuracy {scores.accuracy:.4f}, loss {scores.loss:.4f} over {scores.examples} examples"
+    )
+    return 0
+
+
+def _refuse(args: argparse.Namespace, flags: dict[str, str], why: str) -> None:
+    given = [flag for name, flag in flags.items() if getattr(args, name) not in (None, False)]
+    if given:
+        verb, pronoun = ("does", "it") if len(given) == 1 else ("do", "them")
+        raise UsageError(
+            f"{', '.join(given)} {verb} not apply to this checkpoint: {why}; drop {pronoun}"
+        )
 
 
 def _restore(checkpoint: Path) -> SingleAgentPolicy | MultiAgentPolicy:

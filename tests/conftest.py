@@ -10,11 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+from rlsuite.evaluate import main as evaluate_main
 from rlsuite.run import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py")
+# By what the file configures: supervised configs are SupervisedConfig, RL ones RLlib's.
+SUPERVISED_EXPERIMENTS = [p for p in EXPERIMENTS if "SupervisedConfig(" in p.read_text()]
+RL_EXPERIMENTS = [p for p in EXPERIMENTS if p not in SUPERVISED_EXPERIMENTS]
 
 
 @dataclass
@@ -72,3 +77,23 @@ def assert_rejected(
         assert needle in lines[0], lines[0]
     assert not storage.exists(), "bad input must not create the results directory"
     return lines[0]
+
+
+TENSORBOARD_PREFIX = "ray/tune/"  # Tune's TensorBoard logger puts results under it
+
+
+def tensorboard_scalars(trial_dir: Path) -> set[str]:
+    events = list(trial_dir.glob("events.out.tfevents.*"))
+    assert events, f"no TensorBoard event file in {trial_dir}"
+    accumulator = EventAccumulator(str(events[0]))
+    accumulator.Reload()
+    return set(accumulator.Tags()["scalars"])
+
+
+def evaluate_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
+    """`rlsuite.evaluate.main` here: exit code (argparse's too) and stderr."""
+    try:
+        code = evaluate_main([str(a) for a in args])
+    except SystemExit as exit:
+        code = int(exit.code or 0)
+    return code, capsys.readouterr().err

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from ray.rllib.algorithms.ppo import PPOConfig
@@ -19,10 +20,11 @@ from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
 import envs
+from rlsuite import metrics
 from rlsuite.errors import UsageError
 from rlsuite.multiagent import CentralizedCriticPPOModule, check_multi_agent, independent, mappo
 from rlsuite.multiagent.global_state import GLOBAL_OBS, global_observations
-from tests.conftest import ROOT, assert_rejected, run_main
+from tests.conftest import ROOT, assert_rejected, run_cli, run_main
 
 ENV = "mpe/simple_spread"
 AGENTS = ["agent_0", "agent_1", "agent_2"]
@@ -165,3 +167,23 @@ def test_env_config_with_other_agents_is_refused_by_the_cli(
         storage=storage,
     )
     assert_rejected(capsys, code, storage, "built for agents agent_0, agent_1, agent_2", "mappo(")
+
+
+# Learning: slow, run with `pytest -m slow`.
+
+LEARNING_BUDGET = 64_000  # env steps: 20 iterations of 3,200 (about N minutes on 2 shared cores)
+LEARNING_MARGIN = 10.0  # team return gained over the first iteration's (random-like) policy
+
+
+@pytest.mark.slow
+def test_mappo_spread_improves_the_team_return(storage: Path) -> None:
+    """mappo_spread.py as it is, for a short budget. The first iteration's episodes come
+    from the untrained policy (about -82, like random actions); the mean over the last
+    three iterations must be LEARNING_MARGIN better. Measured: see LEARNING_MARGIN."""
+    path = ROOT / "experiments" / "mappo_spread.py"
+    run = run_cli(path, "--stop", f"env_steps={LEARNING_BUDGET}", "--seed", "0", storage=storage)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    (trial,) = run.summary(path.stem)["trials"]
+    progress = pd.read_csv(storage / path.stem / trial["trial"] / "progress.csv")
+    returns = progress[metrics.TEAM_RETURN_MEAN]
+    assert returns.iloc[-3:].mean() - returns.iloc[0] >= LEARNING_MARGIN, list(returns)

@@ -4,11 +4,14 @@ authentication on, and are refused when they cannot fit."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,17 +33,62 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[dict[str, str]]:
+    """Two nodes, each a `ray start --block` process in a session of its own: tearing
+    them down stops this cluster's processes only (`ray stop` would stop every Ray on the
+    machine, including other tests' running beside this one under pytest-xdist)."""
     port, dashboard = _free_port(), _free_port()
-    head = [RAY, "start", "--head", "--num-cpus", "1", "--port", str(port)]
+    head = [RAY, "start", "--head", "--block", "--num-cpus", "1", "--port", str(port)]
     head += ["--dashboard-port", str(dashboard), "--resources", '{"head_node": 1}']
-    second = [RAY, "start", "--address", f"127.0.0.1:{port}", "--num-cpus", "1"]
+    second = [RAY, "start", "--address", f"127.0.0.1:{port}", "--block", "--num-cpus", "1"]
     second += ["--resources", '{"second_node": 1}']
+    address = f"127.0.0.1:{port}"
+    nodes: list[subprocess.Popen[bytes]] = []
     try:
-        subprocess.run(head, env=TOKEN_ENV, check=True, capture_output=True, timeout=120)
-        subprocess.run(second, env=TOKEN_ENV, check=True, capture_output=True, timeout=120)
-        yield {"address": f"127.0.0.1:{port}", "dashboard": f"http://127.0.0.1:{dashboard}"}
+        nodes.append(_start_node(head))
+        _wait_for_nodes(address, 1)
+        nodes.append(_start_node(second))
+        _wait_for_nodes(address, 2)
+        yield {"address": address, "dashboard": f"http://127.0.0.1:{dashboard}"}
     finally:
-        subprocess.run([RAY, "stop", "--force"], capture_output=True, timeout=120)
+        for node in reversed(nodes):
+            _stop_node(node)
+
+
+def _start_node(command: list[str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        command,
+        env=TOKEN_ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _wait_for_nodes(address: str, count: int, timeout_s: float = 120) -> None:
+    code = (
+        "import ray\n"
+        f"ray.init(address={address!r}, logging_level='ERROR')\n"
+        "print(sum(node['Alive'] for node in ray.nodes()))\n"
+    )
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        done = _client(code, TOKEN_ENV)
+        if done.returncode == 0 and int(done.stdout.strip().splitlines()[-1]) >= count:
+            return
+        time.sleep(1)
+    raise TimeoutError(f"the test cluster at {address} did not reach {count} nodes")
+
+
+def _stop_node(node: subprocess.Popen[bytes]) -> None:
+    """SIGTERM makes `ray start --block` stop its node's processes; SIGKILL what is left
+    in its session."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(node.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        node.wait(timeout=60)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(node.pid, signal.SIGKILL)
+    node.wait(timeout=30)
 
 
 def _client(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite.evaluation.video import count_frames
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, evaluate_in_process, run_cli
 
 EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
 
@@ -66,13 +66,17 @@ def test_greedy_evaluation_is_repeatable(experiment_dir: Path) -> None:
         (["--video", "out.gif"], "must end in .mp4"),
         (["--export", "tflite", "x"], "unknown format"),
         (["--episodes", "-1"], "must be 0 or more"),
+        (["--data-path", "data"], "--data-path does not apply to this checkpoint"),
     ],
 )
-def test_bad_input_is_one_line(experiment_dir: Path, args: list[str], message: str) -> None:
-    done = evaluate(experiment_dir, *args)
-    assert done.returncode == 2
-    assert message in done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+def test_bad_input_is_one_line(
+    experiment_dir: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    """In this process for speed; test_directory_without_checkpoints runs a real one."""
+    code, err = evaluate_in_process(capsys, experiment_dir, *args)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def test_directory_without_checkpoints(experiment_dir: Path, tmp_path: Path) -> None:

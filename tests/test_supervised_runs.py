@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -20,14 +21,29 @@ from rlsuite import metrics
 from rlsuite.supervised.checkpoint import load_model
 from tests.conftest import ROOT, run_cli
 from tests.supervised_data import write_cifar, write_imagefolder
+from tests.test_evaluate import evaluate_in_process
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
 IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"
 ONE_TRIAL = ("--num-samples", "1")
 
 
-def test_trains_on_a_cifar_directory(tmp_path: Path, storage: Path) -> None:
-    data = write_cifar(tmp_path / "cifar-10-batches-py", per_batch=8)
+@dataclass(frozen=True)
+class CifarRun:
+    data: Path
+    storage: Path
+    trial: dict
+
+    @property
+    def experiment_dir(self) -> Path:
+        return self.storage / "resnet_cifar10"
+
+
+@pytest.fixture(scope="module")
+def cifar_run(tmp_path_factory: pytest.TempPathFactory) -> CifarRun:
+    """resnet_cifar10.py trained for two epochs on a tiny CIFAR-10 directory."""
+    data = write_cifar(tmp_path_factory.mktemp("data") / "cifar-10-batches-py", per_batch=8)
+    storage = tmp_path_factory.mktemp("results")
     run = run_cli(
         CIFAR,
         "--smoke",  # tiny sizes; --set after it brings the real data back
@@ -42,15 +58,75 @@ def test_trains_on_a_cifar_directory(tmp_path: Path, storage: Path) -> None:
     )
     assert run.returncode == 0, run.stderr[-3000:]
     (trial,) = run.summary("resnet_cifar10")["trials"]
+    return CifarRun(data, storage, trial)
+
+
+def test_trains_on_a_cifar_directory(cifar_run: CifarRun) -> None:
+    trial = cifar_run.trial
     assert trial["status"] == "OK" and trial["epochs"] == 2
-    progress = _results(storage / "resnet_cifar10" / trial["trial"])
+    progress = _results(cifar_run.experiment_dir / trial["trial"])
     assert list(progress[metrics.EPOCH]) == [1, 2]
     # 40 training images (5 batches of 8), 8 test images: accuracy is a multiple of 1/8.
     assert set(progress[metrics.VALIDATION_ACCURACY] * 8) <= set(range(9))
     model, config = load_model(ray.train.Checkpoint.from_directory(trial["checkpoint"]))
-    assert config.dataset == "cifar10" and config.data_path == str(data)
+    assert config.dataset == "cifar10" and config.data_path == str(cifar_run.data)
     with torch.no_grad():
         assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
+
+
+def test_evaluate_scores_the_checkpoint_as_the_run_did(cifar_run: CifarRun) -> None:
+    """The best trial's latest checkpoint on its own validation split: the accuracy and
+    loss the run reported for its last epoch."""
+    done = evaluate(cifar_run.experiment_dir)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"checkpoint {cifar_run.trial['checkpoint']}" in done.stdout
+    last = _results(cifar_run.experiment_dir / cifar_run.trial["trial"]).iloc[-1]
+    accuracy, loss, examples = _scores(done.stdout)
+    assert examples == 8
+    assert accuracy == pytest.approx(last[metrics.VALIDATION_ACCURACY])
+    assert loss == pytest.approx(last[metrics.VALIDATION_LOSS], rel=1e-3)
+
+
+def test_evaluate_on_other_data(cifar_run: CifarRun, tmp_path: Path) -> None:
+    other = write_cifar(tmp_path / "other", per_batch=24, seed=1)
+    done = evaluate(cifar_run.trial["checkpoint"], "--data-path", other, "--batch-size", "5")
+    assert done.returncode == 0, done.stderr[-2000:]
+    accuracy, loss, examples = _scores(done.stdout)
+    assert examples == 24 and 0 <= accuracy <= 1 and loss > 0
+    assert f"({other})" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--data-path", "/nonexistent/cifar"], "does not exist"),
+        (["--dataset", "sst2"], "model 'resnet18' is for image data"),
+        (["--dataset", "cifar11"], "did you mean cifar10"),
+        (["--video", "out.mp4"], "--video does not apply to this checkpoint"),
+        (["--export", "onnx", "out"], "--export does not apply to this checkpoint"),
+    ],
+)
+def test_evaluate_bad_input_is_one_line(
+    cifar_run: CifarRun, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    code, err = evaluate_in_process(capsys, cifar_run.experiment_dir, *args)
+    assert code == 2, err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def evaluate(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "rlsuite.evaluate", *map(str, args)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+
+def _scores(stdout: str) -> tuple[float, float, int]:
+    """accuracy, loss, examples from `... accuracy A, loss L over N examples`."""
+    line = next(line for line in stdout.splitlines() if " accuracy " in line)
+    accuracy = float(line.split(" accuracy ")[1].split(",")[0])
+    loss = float(line.split(", loss ")[1].split()[0])
+    examples = int(line.split(" over ")[1].split()[0])
+    return accuracy, loss, examples
 
 
 def test_trains_on_an_imagefolder_through_ray_data(tmp_path: Path, storage: Path) -> None:

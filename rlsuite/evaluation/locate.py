@@ -11,6 +11,7 @@ from typing import Any
 
 from rlsuite import metrics
 from rlsuite.errors import UsageError
+from rlsuite.supervised.checkpoint import MODEL_FILE, STATE_FILE
 
 CHECKPOINT_MARKER = "rllib_checkpoint.json"  # written by RLlib into every Algorithm checkpoint
 CHECKPOINT_PATTERN = re.compile(r"checkpoint_(\d+)$")
@@ -36,7 +37,7 @@ def locate(path: Path, trial: str | None = None) -> Target:
         raise UsageError(
             f"{path}: no such directory; give an experiment results directory or a checkpoint_NNNNNN directory"
         )
-    if (path / CHECKPOINT_MARKER).exists():
+    if is_checkpoint(path):
         return _target(path, path.parent if (path.parent / "params.json").exists() else None)
     if (path / "params.json").exists():
         return _target(latest_checkpoint(path), path)
@@ -56,15 +57,23 @@ def trial_dirs(experiment_dir: Path) -> list[Path]:
 
 def latest_checkpoint(trial_dir: Path) -> Path:
     checkpoints = [
-        p
-        for p in trial_dir.iterdir()
-        if CHECKPOINT_PATTERN.match(p.name) and (p / CHECKPOINT_MARKER).exists()
+        p for p in trial_dir.iterdir() if CHECKPOINT_PATTERN.match(p.name) and is_checkpoint(p)
     ]
     if not checkpoints:
         raise UsageError(
             f"{trial_dir}: this trial has no checkpoints; train with --checkpoint-every N (or let it finish: one is written at the end)"
         )
     return max(checkpoints, key=lambda p: int(CHECKPOINT_PATTERN.match(p.name).group(1)))  # type: ignore[union-attr]
+
+
+def is_checkpoint(directory: Path) -> bool:
+    """An RLlib Algorithm checkpoint or a supervised one."""
+    return (directory / CHECKPOINT_MARKER).exists() or is_supervised_checkpoint(directory)
+
+
+def is_supervised_checkpoint(directory: Path) -> bool:
+    """What the supervised loop writes (`rlsuite.supervised.checkpoint`)."""
+    return (directory / STATE_FILE).is_file() and (directory / MODEL_FILE).is_file()
 
 
 def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:

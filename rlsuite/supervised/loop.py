@@ -15,6 +15,7 @@ import dataclasses
 import math
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,25 +147,36 @@ def train_epoch(run: Run, epoch: int) -> dict[str, float]:
     }
 
 
-@torch.no_grad()
 def evaluate(run: Run) -> dict[str, float]:
-    model = run.model
-    model.eval()
-    loss_sum = torch.zeros((), device=run.device)
-    correct = torch.zeros((), device=run.device)
-    count = 0
-    for inputs, labels in run.validation_batches(0):
-        inputs, labels = to_device(inputs, run.device, run.config), labels.to(run.device)
-        with _autocast(run.device, run.config):
-            logits = logits_of(model, inputs).float()
-        loss_sum += torch.nn.functional.cross_entropy(logits, labels, reduction="sum")
-        correct += (logits.argmax(dim=1) == labels).sum()
-        count += labels.shape[0]
-    loss, hits, total = _all_reduce([loss_sum.item(), correct.item(), float(count)], run.device)
+    totals = validation_totals(run.model, run.validation_batches(0), run.device, run.config)
+    loss, hits, total = _all_reduce(totals, run.device)
     return {
         metrics.VALIDATION_LOSS: loss / max(1.0, total),
         metrics.VALIDATION_ACCURACY: hits / max(1.0, total),
     }
+
+
+@torch.no_grad()
+def validation_totals(
+    model: torch.nn.Module,
+    batches: Iterable[tuple[Any, torch.Tensor]],
+    device: torch.device,
+    config: SupervisedConfig,
+) -> list[float]:
+    """Summed cross-entropy, correct predictions and examples over `batches` (this
+    process's share; `rlsuite.evaluate` calls it on a whole split)."""
+    model.eval()
+    loss_sum = torch.zeros((), device=device)
+    correct = torch.zeros((), device=device)
+    count = 0
+    for inputs, labels in batches:
+        inputs, labels = to_device(inputs, device, config), labels.to(device)
+        with _autocast(device, config):
+            logits = logits_of(model, inputs).float()
+        loss_sum += torch.nn.functional.cross_entropy(logits, labels, reduction="sum")
+        correct += (logits.argmax(dim=1) == labels).sum()
+        count += labels.shape[0]
+    return [loss_sum.item(), correct.item(), float(count)]
 
 
 def logits_of(model: torch.nn.Module, inputs: Any) -> torch.Tensor:
