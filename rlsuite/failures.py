@@ -43,11 +43,24 @@ def root_exception(log_lines: list[str]) -> str | None:
 def _runner_exception(pid: int, node_ip: str, attempts: int = 5) -> str | None:
     """The root exception in the runner's stderr log. The log of a worker that just died
     can reach the log service a moment later, and a busy machine answers slowly: retry."""
+    import ray
     from ray.util.state import get_log
 
+    # Without an address the state API joins the cluster named in Ray's address file: the
+    # last one `ray start` launched on this machine, not necessarily this run's.
+    address = ray.get_runtime_context().gcs_address if ray.is_initialized() else None
     for attempt in range(attempts):
         try:
-            chunks = list(get_log(pid=pid, node_ip=node_ip, suffix="err", tail=1000, timeout=30))
+            chunks = list(
+                get_log(
+                    address=address,
+                    pid=pid,
+                    node_ip=node_ip,
+                    suffix="err",
+                    tail=1000,
+                    timeout=30,
+                )
+            )
         except Exception:  # the state API is best effort: fall back to Ray's own message
             chunks = []
         cause = root_exception([line for chunk in chunks for line in chunk.splitlines()])

@@ -140,5 +140,7 @@ def _smoke_scheduler(scheduler: Scheduler | None) -> Scheduler | None:
             scheduler, perturbation_interval=1, quantile_fraction=0.5, synch=True
         )
     if isinstance(scheduler, ASHA):
-        return dataclasses.replace(scheduler, max_t=ITERATIONS, grace_period=1)
+        # Every trial runs all smoke iterations: with a grace period of 1, ASHA stopped
+        # whichever trial reached its first rung worse, and which did depended on timing.
+        return dataclasses.replace(scheduler, max_t=ITERATIONS, grace_period=ITERATIONS)
     return scheduler

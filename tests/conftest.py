@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import ray
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from rlsuite.evaluate import main as evaluate_main
@@ -97,3 +100,18 @@ def evaluate_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -
     except SystemExit as exit:
         code = int(exit.code or 0)
     return code, capsys.readouterr().err
+
+
+@contextlib.contextmanager
+def local_ray() -> Iterator[None]:
+    """A Ray of this test process's own. An Algorithm built here would otherwise start
+    Ray with `ray.init()`, which joins the cluster in Ray's address file: whichever
+    `ray start` last ran on this machine (test_cluster's, maybe gone by now)."""
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", include_dashboard=False)
+    try:
+        yield
+    finally:
+        if started:
+            ray.shutdown()

@@ -7,10 +7,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,7 +39,12 @@ def cluster() -> Iterator[dict[str, str]]:
     them down stops this cluster's processes only (`ray stop` would stop every Ray on the
     machine, including other tests' running beside this one under pytest-xdist)."""
     port, dashboard = _free_port(), _free_port()
+    # Ray writes the address of the cluster `ray start` launched into TEMP_DIR/ray_current_cluster,
+    # where `ray.init()` and the state API without an address look: a temp dir of this
+    # cluster's own keeps other tests' Ray off it (short: socket paths have a length limit).
+    temp_dir = tempfile.mkdtemp(prefix="rlsuite-cluster-", dir="/tmp")
     head = [RAY, "start", "--head", "--block", "--num-cpus", "1", "--port", str(port)]
+    head += ["--temp-dir", temp_dir]
     head += ["--dashboard-port", str(dashboard), "--resources", '{"head_node": 1}']
     second = [RAY, "start", "--address", f"127.0.0.1:{port}", "--block", "--num-cpus", "1"]
     second += ["--resources", '{"second_node": 1}']
@@ -52,6 +59,7 @@ def cluster() -> Iterator[dict[str, str]]:
     finally:
         for node in reversed(nodes):
             _stop_node(node)
+        shutil.rmtree(temp_dir, ignore_errors=True)
 
 
 def _start_node(command: list[str]) -> subprocess.Popen[bytes]:
@@ -113,7 +121,10 @@ def test_pbt_sweep_spreads_over_both_nodes(cluster: dict[str, str], storage: Pat
         "import json, ray\n"
         "from ray.util.state import list_actors\n"
         f"ray.init(address={cluster['address']!r})\n"
-        "actors = list_actors(filters=[('class_name', '=', 'PPO')], detail=True, limit=100)\n"
+        # The state API needs the address too: without it, it looks for Ray processes on
+        # this machine, and other tests' may be running.
+        f"actors = list_actors(address={cluster['address']!r}, "
+        "filters=[('class_name', '=', 'PPO')], detail=True, limit=100)\n"
         "print(json.dumps(sorted({a.node_id for a in actors})))\n",
         TOKEN_ENV,
     )

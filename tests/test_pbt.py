@@ -14,7 +14,7 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
 
 from rlsuite import metrics, pbt
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, local_ray, run_cli
 
 LEARNING_RATE = "default_optimizer_learning_rate"
 ENTROPY = "curr_entropy_coeff"
@@ -80,9 +80,10 @@ def algorithm():
             minibatch_size=32,
         )
     )
-    algo = config.build_algo()
-    yield algo
-    algo.stop()
+    with local_ray():
+        algo = config.build_algo()
+        yield algo
+        algo.stop()
 
 
 def test_check_passes_when_the_learner_follows_its_config(algorithm) -> None:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import ray
 import torch
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
@@ -32,7 +31,7 @@ from rlsuite.multiagent.selfplay import (
     selfplay_callback,
 )
 from rlsuite.smoke import smoke_config
-from tests.conftest import ROOT
+from tests.conftest import ROOT, local_ray
 
 EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
 SEATS = ("player_0", "player_1")
@@ -124,13 +123,11 @@ def algorithm() -> Any:
     # The run's own callback logs win rates but never snapshots (no win rate exceeds 1):
     # the tests add snapshots themselves.
     config.callbacks(selfplay_callback(win_rate_threshold=1.0, evaluation_interval=0))
-    started_ray = not ray.is_initialized()  # building the Algorithm starts a local Ray
     envs.register(config.env)
-    algo = config.build_algo()
-    yield algo
-    algo.stop()
-    if started_ray:
-        ray.shutdown()
+    with local_ray():
+        algo = config.build_algo()
+        yield algo
+        algo.stop()
 
 
 @pytest.fixture(scope="module")

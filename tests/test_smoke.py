@@ -95,7 +95,7 @@ def test_smoke_asha_runs_to_the_smoke_iterations() -> None:
     assert (
         isinstance(scheduler, ASHA)
         and scheduler.max_t == smoke.ITERATIONS
-        and scheduler.grace_period == 1
+        and scheduler.grace_period == smoke.ITERATIONS
     )
 
 
