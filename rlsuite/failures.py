@@ -40,7 +40,7 @@ def root_exception(log_lines: list[str]) -> str | None:
     return None
 
 
-def _runner_exception(pid: int, node_ip: str, attempts: int = 5) -> str | None:
+def _runner_exception(pid: int, node_ip: str, attempts: int = 8) -> str | None:
     """The root exception in the runner's stderr log. The log of a worker that just died
     can reach the log service a moment later, and a busy machine answers slowly: retry."""
     import ray

@@ -25,6 +25,29 @@ SUPERVISED_EXPERIMENTS = [p for p in EXPERIMENTS if "SupervisedConfig(" in p.rea
 RL_EXPERIMENTS = [p for p in EXPERIMENTS if p not in SUPERVISED_EXPERIMENTS]
 
 
+# The longest test files first: pytest-xdist hands files to its two workers in this
+# order, and long ones last would leave one worker running them alone at the end.
+LONGEST_FIRST = (
+    "test_experiments.py",
+    "test_experiments_supervised.py",
+    "test_supervised_runs.py",
+    "test_sweep_resume.py",
+    "test_pbt.py",
+    "test_resume.py",
+    "test_supervised_text.py",
+    "test_cluster.py",
+    "test_failures.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        name = item.path.name
+        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: the order inside a file stays
+
+
 @dataclass
 class CliRun:
     returncode: int

@@ -93,7 +93,7 @@ def _stop_node(node: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(node.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):
-        node.wait(timeout=60)
+        node.wait(timeout=10)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(node.pid, signal.SIGKILL)
     node.wait(timeout=30)
