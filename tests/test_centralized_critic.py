@@ -171,7 +171,7 @@ def test_env_config_with_other_agents_is_refused_by_the_cli(
 
 # Learning: slow, run with `pytest -m slow`.
 
-LEARNING_BUDGET = 64_000  # env steps: 20 iterations of 3,200 (about N minutes on 2 shared cores)
+LEARNING_BUDGET = 64_000  # env steps: 20 iterations of 3,200
 LEARNING_MARGIN = 10.0  # team return gained over the first iteration's (random-like) policy
 
 
@@ -179,7 +179,8 @@ LEARNING_MARGIN = 10.0  # team return gained over the first iteration's (random-
 def test_mappo_spread_improves_the_team_return(storage: Path) -> None:
     """mappo_spread.py as it is, for a short budget. The first iteration's episodes come
     from the untrained policy (about -82, like random actions); the mean over the last
-    three iterations must be LEARNING_MARGIN better. Measured: see LEARNING_MARGIN."""
+    three iterations must be LEARNING_MARGIN better. Budget and margin are first
+    estimates, not yet confirmed by a run of this test (issue 3 stays open on it)."""
     path = ROOT / "experiments" / "mappo_spread.py"
     run = run_cli(path, "--stop", f"env_steps={LEARNING_BUDGET}", "--seed", "0", storage=storage)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
