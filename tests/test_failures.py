@@ -30,6 +30,7 @@ def _crashing_run(tmp_path: Path, storage: Path) -> tuple[CliRun, dict]:
     return run, trial
 
 
+@pytest.mark.slow  # the dead runner's log can arrive late with another Ray on the machine (CI's xdist)
 def test_env_runner_crash_fails_the_run_with_the_env_error(tmp_path: Path, storage: Path) -> None:
     run, trial = _crashing_run(tmp_path, storage)
     assert "EnvError: Simulated env crash" in run.stdout
