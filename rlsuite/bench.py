@@ -11,15 +11,14 @@ from __future__ import annotations
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from rlsuite import metrics
+from rlsuite.process_cpu import run_measured
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -229,7 +228,9 @@ def _log(case: str, side_name: str, side: Side) -> None:
 def run_baseline(case: str, env_steps: int, smoke: bool) -> Side:
     with tempfile.TemporaryDirectory() as out:
         rows_file = Path(out) / "result.json"
-        wall_s, cpu_s = _run(_baseline_command(case, env_steps, str(rows_file), smoke))
+        wall_s, cpu_s = run_measured(
+            _baseline_command(case, env_steps, str(rows_file), smoke), ROOT
+        )
         return summarize(read_rows(rows_file), CASES[case].target_return, wall_s, cpu_s)
 
 
@@ -241,7 +242,7 @@ def run_suite(case: str, env_steps: int, smoke: bool) -> Side:
         else:
             command = [*_suite_command(spec, env_steps, smoke), "--storage-path", out]
             command += ["--name", case]
-        wall_s, cpu_s = _run(command)
+        wall_s, cpu_s = run_measured(command, ROOT)
         (rows_file,) = Path(out).glob(f"{case}/*/result.json")
         return summarize(read_rows(rows_file), spec.target_return, wall_s, cpu_s)
 
@@ -275,67 +276,6 @@ def _suite_command(spec: Case, env_steps: int, smoke: bool) -> list[str]:
 def machine() -> dict[str, Any]:
     """The machine as the figures saw it; a load above the CPU count means it was shared."""
     return {"cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}
-
-
-def _run(command: list[str]) -> tuple[float, float | None]:
-    """Wall seconds and CPU seconds of `command` and every process it starts (Ray's too)."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as log:
-        process = subprocess.Popen(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True
-        )
-        cpu = CpuMeter(process.pid)
-        while process.poll() is None:
-            cpu.sample()
-            time.sleep(CPU_SAMPLE_S)
-        wall_s = time.perf_counter() - start
-        if process.returncode != 0:
-            log.seek(0)
-            tail = log.read().strip().splitlines()[-15:]
-            raise RuntimeError(f"{' '.join(command)} failed:\n" + "\n".join(tail))
-    return wall_s, cpu.seconds()
-
-
-# Ray's workers are not reaped by the process that started Ray, so getrusage misses them;
-# /proc is read instead, twice a second (a process that lives less than that is missed).
-CPU_SAMPLE_S = 0.5
-
-
-class CpuMeter:
-    """CPU seconds (user + system) of a process tree, from Linux's /proc."""
-
-    def __init__(self, root_pid: int) -> None:
-        self.root_pid = root_pid
-        self.ticks_per_s = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-        self._last: dict[tuple[int, int], int] = {}  # (pid, start time) -> CPU ticks
-        self.available = Path("/proc/self/stat").exists()
-
-    def sample(self) -> None:
-        if not self.available:
-            return
-        stats = {}
-        for stat in Path("/proc").glob("[0-9]*/stat"):
-            try:
-                fields = stat.read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue  # the process ended meanwhile
-            # After the name: state, ppid (1), ... utime (11), stime (12), ... start (19).
-            stats[int(stat.parent.name)] = (
-                int(fields[1]),
-                int(fields[11]) + int(fields[12]),
-                int(fields[19]),
-            )
-        tree = {self.root_pid}
-        for pid in sorted(stats, key=lambda pid: stats[pid][2]):  # parents start first
-            if stats[pid][0] in tree:
-                tree.add(pid)
-        for pid in tree & stats.keys():
-            self._last[(pid, stats[pid][2])] = stats[pid][1]
-
-    def seconds(self) -> float | None:
-        if not self.available:
-            return None
-        return sum(self._last.values()) / self.ticks_per_s
 
 
 def _rates(side: Side) -> dict[str, float | None]:

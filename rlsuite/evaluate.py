@@ -172,19 +172,8 @@ def prepare(args: argparse.Namespace, target: Target) -> Evaluation:
 
 
 def _score_supervised(target: Target, args: argparse.Namespace) -> int:
-    """Accuracy and loss of a supervised checkpoint on a validation split."""
     _refuse(args, RL_ONLY_FLAGS, "they play RL policies; a classifier is scored on data")
-    evaluation = supervised.prepare(
-        target.checkpoint, args.dataset, args.data_path, args.batch_size
-    )
-    config = evaluation.config
-    print(
-        f"checkpoint {target.checkpoint} (trial {target.trial or 'unknown'}, model {config.model})"
-    )
-    scores = supervised.score(evaluation)
-    print(
-        f"{config.dataset} validation ({config.data_path or 'synthetic'}): accuracy {scores.accuracy:.4f}, loss {scores.loss:.4f} over {scores.examples} examples"
-    )
+    supervised.evaluate(target, args.dataset, args.data_path, args.batch_size)
     return 0
 
 

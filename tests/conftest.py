@@ -17,6 +17,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from rlsuite.evaluate import main as evaluate_main
 from rlsuite.run import main
+from rlsuite.supervised.text_data import synthetic_text
+from tests.supervised_data import write_sst2
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py")
@@ -69,6 +71,15 @@ def run_cli(
         command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
     )
     return CliRun(done.returncode, done.stdout, done.stderr, storage)
+
+
+def smoke_trials(path: Path, storage: Path) -> list[dict]:
+    """`--smoke` of an experiment file through the CLI: its summary's trials, all OK."""
+    run = run_cli(path, "--smoke", storage=storage)
+    assert run.returncode == 0, run.stderr[-3000:]
+    trials: list[dict] = run.summary(path.stem)["trials"]
+    assert trials and all(t["status"] == "OK" for t in trials)
+    return trials
 
 
 @pytest.fixture
@@ -138,3 +149,9 @@ def local_ray() -> Iterator[None]:
     finally:
         if started:
             ray.shutdown()
+
+
+@pytest.fixture
+def sst2_dir(tmp_path: Path) -> Path:
+    data = synthetic_text(num_train=64, num_validation=32, seed=1)
+    return write_sst2(tmp_path / "SST-2", data.train, data.validation)

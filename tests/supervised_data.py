@@ -1,4 +1,4 @@
-"""Tiny image data sets in the real on-disk formats, written by the tests themselves."""
+"""Tiny image and text data sets in the real on-disk formats, written by the tests themselves."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
+
+from rlsuite.supervised.text_data import TextExamples
 
 CIFAR_PIXELS = 3 * 32 * 32
 
@@ -41,3 +43,36 @@ def write_imagefolder(root: Path, classes: int = 2, per_class: int = 4, side: in
                 pixels[..., label % 3] += 150
                 Image.fromarray(pixels).save(folder / f"{index}.png")
     return root
+
+
+MNLI_HEADER = (
+    "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
+    "sentence1_parse\tsentence2_parse\tsentence1\tsentence2\tlabel1\tgold_label"
+)
+
+
+def write_sst2(directory: Path, train: TextExamples, dev: TextExamples) -> Path:
+    """GLUE's SST-2 layout: train.tsv and dev.tsv with a `sentence<TAB>label` header."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, split in (("train.tsv", train), ("dev.tsv", dev)):
+        lines = [
+            "sentence\tlabel",
+            *(f"{s}\t{y}" for s, y in zip(split.text_a, split.labels, strict=True)),
+        ]
+        (directory / name).write_text("\n".join(lines) + "\n")
+    return directory
+
+
+def write_mnli(directory: Path, rows: list[tuple[str, str, str]]) -> Path:
+    """GLUE's MNLI layout (its twelve columns), the same rows in train and dev_matched."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lines = [MNLI_HEADER]
+    for index, (premise, hypothesis, label) in enumerate(rows):
+        parse = "( x )"
+        lines.append(
+            f"{index}\t{index}\t{index}n\tfiction\t{parse}\t{parse}\t{parse}\t{parse}\t"
+            f"{premise}\t{hypothesis}\t{label}\t{label}"
+        )
+    for name in ("train.tsv", "dev_matched.tsv"):
+        (directory / name).write_text("\n".join(lines) + "\n")
+    return directory

@@ -18,6 +18,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from rlsuite.errors import UsageError
+from rlsuite.evaluation.locate import Target
 from rlsuite.supervised import checkpoint as checkpoint_files
 from rlsuite.supervised import registry
 from rlsuite.supervised.config import SupervisedConfig
@@ -38,6 +39,21 @@ class SupervisedEvaluation:
     model: torch.nn.Module
     config: SupervisedConfig
     splits: registry.Splits
+
+
+def evaluate(
+    target: Target, dataset: str | None, data_path: str | None, batch_size: int | None
+) -> None:
+    """Print the checkpoint's accuracy and loss on the validation split chosen."""
+    evaluation = prepare(target.checkpoint, dataset, data_path, batch_size)
+    config = evaluation.config
+    print(
+        f"checkpoint {target.checkpoint} (trial {target.trial or 'unknown'}, model {config.model})"
+    )
+    scores = score(evaluation)
+    print(
+        f"{config.dataset} validation ({config.data_path or 'synthetic'}): accuracy {scores.accuracy:.4f}, loss {scores.loss:.4f} over {scores.examples} examples"
+    )
 
 
 def prepare(
