@@ -35,6 +35,10 @@ GROUPS = (
     "multi_agent",
 )
 
+SCHEDULABLE = ("lr", "entropy_coeff")
+"""Settings RLlib takes as a float or a schedule `[[timestep, value], ...]`
+(`ray.rllib.utils.schedules.scheduler.Scheduler`): either form replaces the other."""
+
 
 def parse_assignment(text: str, flag: str = "--set") -> tuple[str, str]:
     """`PATH=VALUE` -> (PATH, VALUE)."""
@@ -76,6 +80,8 @@ def coerce(value: Any, current: Any, path: str) -> Any:
     """`value` as the type of `current`, or UsageError; None replaces or is replaced freely."""
     if current is None or value is None:
         return value
+    if path.rsplit(".", 1)[-1] in SCHEDULABLE:
+        return _float_or_schedule(value, current, path)
     expected = type(current)
     if isinstance(current, bool):
         ok = isinstance(value, bool)
@@ -97,6 +103,25 @@ def coerce(value: Any, current: Any, path: str) -> Any:
             f"--set {path}: expects {_type_name(expected)} like {current!r}, got {value!r}"
         )
     return value
+
+
+def _float_or_schedule(value: Any, current: Any, path: str) -> Any:
+    if _is_number(value):
+        return float(value)
+    if isinstance(value, list | tuple) and value:
+        pairs = [p for p in value if isinstance(p, list | tuple) and len(p) == 2]
+        if len(pairs) == len(value) and all(_is_number(x) for p in pairs for x in p):
+            steps = [p[0] for p in pairs]
+            if steps[0] == 0 and steps == sorted(steps):
+                return [[int(step), float(v)] for step, v in pairs]
+    raise UsageError(
+        f"--set {path}: expects a float or a schedule [[0, value], [timestep, value], ...] "
+        f"(timesteps from 0, increasing) like {current!r}, got {value!r}"
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _split(config: AlgorithmConfig, path: str) -> tuple[str, str, list[str]]:

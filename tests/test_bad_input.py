@@ -81,7 +81,7 @@ def test_unknown_atari_game_suggests_close_names(
         ("training.lrr=1e-3", ("no setting 'lrr'", "lr")),
         ("trainig.lr=1e-3", ("unknown group 'trainig'", "training")),
         ("lr=1e-3", ("did you mean training.lr",)),
-        ("training.lr=fast", ("expects a float", "'fast'")),
+        ("training.lr=fast", ("expects a float or a schedule", "'fast'")),
         ("env_runners.num_env_runners=1.5", ("expects an int",)),
         ("rl_module.model_config.fcnet_hidens=[8]", ("no field 'fcnet_hidens'", "fcnet_hiddens")),
         ("training.lr", ("expected PATH=VALUE",)),

@@ -34,6 +34,24 @@ def test_sets_typed_values_on_a_copy() -> None:
     assert config.lr == PPOConfig().lr and config.env == "classic/cartpole"
 
 
+def test_learning_rate_takes_a_schedule_and_back() -> None:
+    scheduled = apply_sets(base(), ["training.lr=[[0, 1e-3], [150000, 2e-4]]"])
+    assert scheduled.lr == [[0, 1e-3], [150000, 2e-4]]
+    scheduled.validate()  # RLlib's own Scheduler accepts it
+    constant = apply_sets(
+        scheduled, ["training.entropy_coeff=[[0, 0.01], [10, 0]]", "training.lr=3e-4"]
+    )
+    assert constant.lr == 3e-4 and constant.entropy_coeff == [[0, 0.01], [10, 0.0]]
+
+
+@pytest.mark.parametrize(
+    "raw", ["fast", "[[100, 1e-3]]", "[[0, 1e-3], [10]]", "[[0, 1], [5, 1], [2, 1]]"]
+)
+def test_bad_schedule_is_refused(raw: str) -> None:
+    with pytest.raises(UsageError, match="expects a float or a schedule"):
+        apply_sets(base(), [f"training.lr={raw}"])
+
+
 def test_int_value_for_a_float_setting_becomes_float() -> None:
     edited = apply_sets(base(), ["training.lr=1"])
     assert edited.lr == 1.0 and isinstance(edited.lr, float)
