@@ -9,6 +9,7 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import Experiment, metrics
+from rlsuite.mixed_precision import Bf16PPOTorchLearner
 
 config = (
     PPOConfig()
@@ -34,6 +35,10 @@ config = (
         use_kl_loss=False,  # CleanRL's PPO has no KL penalty
         grad_clip=0.5,
         grad_clip_by="global_norm",
+        # The CNN's forward pass in bf16 where the learner's CPU or GPU runs it natively
+        # (float32 elsewhere): 1.5x the env steps/s on an AVX512-BF16 CPU, where the learner
+        # takes most of the time. `--set training.learner_class=None` for RLlib's float32.
+        learner_class=Bf16PPOTorchLearner,
     )
     .rl_module(
         model_config=DefaultModelConfig(
