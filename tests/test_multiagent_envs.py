@@ -159,3 +159,20 @@ def test_turn_based_observations_are_what_rllibs_masking_module_reads() -> None:
     observation = observations["player_0"]
     assert observation["observations"].dtype == np.float32
     assert observation["action_mask"].dtype == np.float32 and space.contains(observation)
+
+
+def test_checking_wrappers_are_dropped_and_others_kept() -> None:
+    from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper, OrderEnforcingWrapper
+
+    from envs.multiagent import make_parallel
+
+    spread = make_parallel("mpe2.simple_spread_v3").par_env.aec_env
+    assert not isinstance(spread.env, OrderEnforcingWrapper)
+    assert spread.env is spread.unwrapped
+    walker = make_parallel("pettingzoo.sisl.multiwalker_v9").par_env.aec_env
+    chain = []
+    inner = walker.env
+    while inner is not inner.unwrapped:
+        chain.append(type(inner))
+        inner = inner.env
+    assert ClipOutOfBoundsWrapper in chain  # continuous actions are still clipped
