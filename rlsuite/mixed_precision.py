@@ -4,7 +4,7 @@ for another algorithm, `class Bf16DQNLearner(Bf16AutocastMixin, DQNTorchLearner)
 RLlib's new API stack has no mixed precision for a Learner of its own (its grad scalers
 are for fp16 on GPUs), and on a CPU the convolutions of an Atari CNN are where PPO's time
 goes: a Learner update of `experiments/ppo_atari.py` took 34 s per 4k env steps in fp32
-and 21 s under bf16 autocast on this machine's AVX512-BF16 CPU. The forward pass runs
+and 24 s under bf16 autocast on this machine's AVX512-BF16 CPU. The forward pass runs
 under autocast; the losses see float32 outputs and the backward pass runs outside
 autocast, as PyTorch's AMP recipe asks. The weights and the optimizer stay float32.
 
