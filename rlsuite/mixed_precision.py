@@ -15,7 +15,6 @@ cluster is not the driver's.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any
 
 import torch
@@ -35,23 +34,17 @@ class Bf16AutocastMixin:
     def build(self) -> None:
         super().build()  # type: ignore[misc]
         device = torch.device(self._device)  # type: ignore[attr-defined]
-        self.autocast_device: str | None = device.type if fast_bf16(device) else None
-
-    def autocast(self) -> contextlib.AbstractContextManager[Any]:
-        if self.autocast_device is None:
-            return contextlib.nullcontext()
-        return torch.autocast(self.autocast_device, dtype=torch.bfloat16)
+        self.autocast_device = device.type
+        self.bf16 = fast_bf16(device)
 
     def _uncompiled_update(self, batch: dict[str, Any], **kwargs: Any) -> Any:
-        with self.autocast():
+        with torch.autocast(self.autocast_device, dtype=torch.bfloat16, enabled=self.bf16):
             return super()._uncompiled_update(batch, **kwargs)  # type: ignore[misc]
 
     def compute_losses(self, *, fwd_out: dict[str, Any], batch: dict[str, Any]) -> Any:
         return super().compute_losses(fwd_out=_to_float32(fwd_out), batch=batch)  # type: ignore[misc]
 
     def compute_gradients(self, loss_per_module: dict[str, Any], **kwargs: Any) -> Any:
-        if self.autocast_device is None:
-            return super().compute_gradients(loss_per_module, **kwargs)  # type: ignore[misc]
         with torch.autocast(self.autocast_device, enabled=False):
             return super().compute_gradients(loss_per_module, **kwargs)  # type: ignore[misc]
 

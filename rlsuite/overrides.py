@@ -88,7 +88,7 @@ def coerce(value: Any, current: Any, path: str) -> Any:
     elif isinstance(current, int):
         ok = isinstance(value, int) and not isinstance(value, bool)
     elif isinstance(current, float):
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        ok = _is_number(value)
         value = float(value) if ok else value
     elif isinstance(current, str):
         ok, value = True, str(value)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper, OrderEnforcingWrapper
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
 
 import envs
+from envs.multiagent import make_parallel
 
 MULTI_AGENT = [name for name in envs.names() if envs.is_multi_agent(name)]
 AGENTS = {
@@ -162,10 +164,6 @@ def test_turn_based_observations_are_what_rllibs_masking_module_reads() -> None:
 
 
 def test_checking_wrappers_are_dropped_and_others_kept() -> None:
-    from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper, OrderEnforcingWrapper
-
-    from envs.multiagent import make_parallel
-
     spread = make_parallel("mpe2.simple_spread_v3").par_env.aec_env
     assert not isinstance(spread.env, OrderEnforcingWrapper)
     assert spread.env is spread.unwrapped
