@@ -24,6 +24,7 @@ from ray.tune.experiment import Trial
 import envs
 from rlsuite import cluster, pbt
 from rlsuite.experiment import PB2, PBT, Experiment
+from rlsuite.multiagent.env_runner import BatchedCountsMultiAgentEnvRunner
 from rlsuite.progress import ProgressPrinter
 from rlsuite.supervised.config import SupervisedConfig
 
@@ -93,6 +94,10 @@ def param_space(experiment: Experiment) -> dict[str, Any]:
         # Otherwise RLlib restarts a crashed env runner after a minute and returns
         # results without env-runner metrics; fail the trial with the env's error instead.
         config.fault_tolerance(restart_failed_env_runners=False)
+    if config.is_multi_agent and config.env_runner_cls is None:
+        # RLlib's sampling with its per-step metric calls batched: same results, ~15%
+        # faster on MPE spread (see rlsuite/multiagent/env_runner.py).
+        config.env_runners(env_runner_cls=BatchedCountsMultiAgentEnvRunner)
     if isinstance(config.env, str) and envs.is_multi_agent(config.env):
         # RLlib's env check resets every sub-env with seed=42, so without --seed all vector
         # sub-envs and env runners replay the same episodes (ray issue 46986). Registry
