@@ -15,7 +15,7 @@ from rlsuite import metrics
 from tests.conftest import ROOT, run_cli
 
 PBT_CARTPOLE = ROOT / "experiments" / "pbt_ppo_cartpole.py"
-ITERATIONS = 6  # the driver is killed after 2: most of the sweep is left to resume
+ITERATIONS = 4  # the driver is killed after 2: half the sweep is left to resume
 FLAGS = (
     "--smoke",
     "--stop",
