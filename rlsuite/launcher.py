@@ -45,9 +45,6 @@ class Launch:
     address: str | None = None
     resume: bool = False
     max_concurrent_trials: int | None = None
-    dashboard: bool = True
-    """Start Ray's dashboard with an embedded Ray. `--smoke` runs without: its head
-    processes cost ~2.5 s of CPU per run, a seventh of a CartPole smoke on 2 vCPUs."""
 
     @property
     def experiment_dir(self) -> Path:
@@ -138,12 +135,11 @@ def _init_ray(experiment: Experiment, launch: Launch) -> None:
         runtime_env["worker_process_setup_hook"] = "rlsuite.warmup.import_rllib"
     # "local": a Ray of our own even while a `ray start` cluster runs on this machine
     # (plain ray.init() would join that one, and refuses num_cpus when it does).
-    ray.init(
-        address="local",
-        num_cpus=cpus,
-        runtime_env=runtime_env,
-        include_dashboard=launch.dashboard,
-    )
+    # With Ray's dashboard, though it costs ~2.5 s of CPU per start: it serves the State
+    # API, through which rlsuite.failures reads a crashed env runner's error and Ray
+    # Train's PlacementGroupCleaner frees the workers of a TorchTrainer that Tune stopped
+    # (a PBT exploit; without it the next trial waits for them forever).
+    ray.init(address="local", num_cpus=cpus, runtime_env=runtime_env)
 
 
 def _trainable(experiment: Experiment) -> Any:

@@ -86,7 +86,6 @@ def prepare(
         address=args.address,
         resume=args.resume,
         max_concurrent_trials=args.max_concurrent_trials,
-        dashboard=not args.smoke,
     )
     if isinstance(experiment.config, SupervisedConfig):
         supervised_validate.check_experiment(experiment, launch.address)
