@@ -26,6 +26,7 @@ from rlsuite.multiagent.env_runner import BatchedCountsMultiAgentEnvRunner
 from tests.conftest import ROOT
 
 ENV = "mpe/simple_spread"
+# RLlib's keys, listed here rather than taken from the runner under test.
 COUNTS = (
     NUM_ENV_STEPS_SAMPLED,
     NUM_ENV_STEPS_SAMPLED_LIFETIME,

@@ -64,26 +64,34 @@ class BatchedCountsMultiAgentEnvRunner(MultiAgentEnvRunner):
 
     def _log_counts(self) -> None:
         # The calls of MultiAgentEnvRunner._increase_sampled_metrics, with totals.
-        log = self.metrics.log_value
-        if self._env_steps:
-            log(NUM_ENV_STEPS_SAMPLED, self._env_steps, reduce="sum")
-            log(
-                NUM_ENV_STEPS_SAMPLED_LIFETIME,
-                self._env_steps,
-                reduce="lifetime_sum",
-                with_throughput=True,
-            )
-        if self._episodes:
-            log(NUM_EPISODES, self._episodes, reduce="sum")
-            log(NUM_EPISODES_LIFETIME, self._episodes, reduce="lifetime_sum")
+        self._log_count(
+            NUM_ENV_STEPS_SAMPLED,
+            NUM_ENV_STEPS_SAMPLED_LIFETIME,
+            self._env_steps,
+            with_throughput=True,
+        )
+        self._log_count(NUM_EPISODES, NUM_EPISODES_LIFETIME, self._episodes)
         for agent_id, steps in self._agent_steps.items():
-            log((NUM_AGENT_STEPS_SAMPLED, agent_id), steps, reduce="sum")
-            log((NUM_AGENT_STEPS_SAMPLED_LIFETIME, agent_id), steps, reduce="lifetime_sum")
+            self._log_count(
+                (NUM_AGENT_STEPS_SAMPLED, agent_id),
+                (NUM_AGENT_STEPS_SAMPLED_LIFETIME, agent_id),
+                steps,
+            )
         for module_id, steps in self._module_steps.items():
-            log((NUM_MODULE_STEPS_SAMPLED, module_id), steps, reduce="sum")
-            log((NUM_MODULE_STEPS_SAMPLED_LIFETIME, module_id), steps, reduce="lifetime_sum")
+            self._log_count(
+                (NUM_MODULE_STEPS_SAMPLED, module_id),
+                (NUM_MODULE_STEPS_SAMPLED_LIFETIME, module_id),
+                steps,
+            )
         if self._prometheus_env_steps:
             super()._log_env_steps(self._metrics_num_env_steps_sampled, self._prometheus_env_steps)
         self._env_steps = self._episodes = self._prometheus_env_steps = 0
         self._agent_steps.clear()
         self._module_steps.clear()
+
+    def _log_count(self, key: Any, lifetime_key: Any, count: int, **lifetime: Any) -> None:
+        """A count as RLlib logs it: summed per iteration and over the runner's lifetime
+        (nothing when zero: RLlib logs per step, so no step, no value)."""
+        if count:
+            self.metrics.log_value(key, count, reduce="sum")
+            self.metrics.log_value(lifetime_key, count, reduce="lifetime_sum", **lifetime)
