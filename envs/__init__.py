@@ -1,6 +1,6 @@
 """Env registry: every env by `family/name`, wrappers, and the suite's own envs."""
 
-from envs.registry import (
+from rlsuite.envs.registry import (
     UnknownEnvError,
     creator,
     is_multi_agent,

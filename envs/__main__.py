@@ -1,6 +1,6 @@
-"""`python -m envs` lists every registered env name."""
+"""`python -m rlsuite.envs` lists every registered env name."""
 
-from envs.registry import names
+from rlsuite.envs.registry import names
 
 for name in names():
     print(name)

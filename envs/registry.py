@@ -56,7 +56,7 @@ class UnknownEnvError(KeyError):
 
 def names() -> list[str]:
     """All registered names, Atari games included."""
-    from envs.atari import game_ids
+    from rlsuite.envs.atari import game_ids
 
     return sorted(
         [
@@ -113,7 +113,7 @@ def _multi_agent_creator(name: str) -> EnvFactory:
     def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
         # A MultiAgentEnv cannot take gym's TimeLimit: envs/multiagent.py handles
         # `max_episode_steps` (PettingZoo's `max_cycles`, or a move limit).
-        from envs.multiagent import make_parallel, make_turn_based
+        from rlsuite.envs.multiagent import make_parallel, make_turn_based
 
         if is_turn_based(name):
             return make_turn_based(PETTINGZOO_TURN_BASED[name], env_config)
@@ -128,7 +128,7 @@ def _vector_env(
     """Atari games as one ale-py `AtariVectorEnv` (C++ threads); other envs side by side
     in Gymnasium's SyncVectorEnv, as RLlib's default "sync" mode would."""
     if name.startswith(ATARI_FAMILY):
-        from envs.atari_vector import make_atari_vector
+        from rlsuite.envs.atari_vector import make_atari_vector
 
         return make_atari_vector(
             name.removeprefix(ATARI_FAMILY), num_envs, config, max_episode_steps
@@ -142,7 +142,7 @@ def _base_creator(name: str) -> EnvCreator:
         env_id = GYMNASIUM_IDS[name]
         return lambda config: gym.make(env_id, **config)
     if name.startswith(ATARI_FAMILY):
-        from envs.atari import game_ids, make_atari
+        from rlsuite.envs.atari import game_ids, make_atari
 
         game = name.removeprefix(ATARI_FAMILY)
         if game in game_ids():
@@ -152,5 +152,9 @@ def _base_creator(name: str) -> EnvCreator:
 
 def _unknown_message(name: str) -> str:
     close = difflib.get_close_matches(name, names(), n=3, cutoff=0.6)
-    hint = f"did you mean {', '.join(close)}?" if close else "see `python -m envs` for the list"
+    hint = (
+        f"did you mean {', '.join(close)}?"
+        if close
+        else "see `python -m rlsuite.envs` for the list"
+    )
     return f"unknown env '{name}': {hint}"

@@ -9,7 +9,7 @@ from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import Experiment, metrics
-from rlsuite.mixed_precision import Bf16PPOTorchLearner
+from rlsuite.rl.mixed_precision import Bf16PPOTorchLearner
 
 config = (
     PPOConfig()

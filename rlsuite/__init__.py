@@ -5,17 +5,29 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from rlsuite.errors import UsageError
     from rlsuite.experiment import ASHA, PB2, PBT, Experiment
+    from rlsuite.launcher.api import RunResult, launch
 
-__all__ = ["ASHA", "PB2", "PBT", "Experiment"]
+# Public name -> the module that defines it.
+_HOMES = {
+    "ASHA": "rlsuite.experiment",
+    "PB2": "rlsuite.experiment",
+    "PBT": "rlsuite.experiment",
+    "Experiment": "rlsuite.experiment",
+    "UsageError": "rlsuite.errors",
+    "RunResult": "rlsuite.launcher.api",
+    "launch": "rlsuite.launcher.api",
+}
+__all__ = ["ASHA", "PB2", "PBT", "Experiment", "RunResult", "UsageError", "launch"]
 
 
 def __getattr__(name: str) -> Any:
     # Lazy (PEP 562): importing any rlsuite module imports this package first, and
     # rlsuite.experiment pulls in RLlib and torch (~3 s). Ray runs a setup hook from
     # rlsuite in every worker process of a run, Train's controller and helpers included.
-    if name in __all__:
-        from rlsuite import experiment
+    if name in _HOMES:
+        import importlib
 
-        return getattr(experiment, name)
+        return getattr(importlib.import_module(_HOMES[name]), name)
     raise AttributeError(f"module 'rlsuite' has no attribute {name!r}")

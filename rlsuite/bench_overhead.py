@@ -24,8 +24,8 @@ EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
 HAND_WRITTEN = """
 import sys
 import ray
-import envs
-from rlsuite.loader import load_experiment
+from rlsuite import envs
+from rlsuite.launcher.loader import load_experiment
 
 iterations, every, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 config = load_experiment(sys.argv[4]).config

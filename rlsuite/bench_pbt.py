@@ -28,7 +28,7 @@ RUN_WITHOUT_SCHEDULER = """
 import dataclasses, sys
 from pathlib import Path
 from rlsuite import launcher, metrics
-from rlsuite.loader import load_experiment
+from rlsuite.launcher.loader import load_experiment
 experiment = load_experiment(sys.argv[1])
 experiment = dataclasses.replace(
     experiment, scheduler=None, stop={metrics.TRAINING_ITERATION: int(sys.argv[2])}

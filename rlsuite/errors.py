@@ -1,5 +1,10 @@
-"""Errors that mean the user's input is wrong: reported as one line, exit code 2."""
+"""Errors the suite reports to the user in its own words."""
 
 
 class UsageError(Exception):
-    """Bad input: the message names the problem and the fix."""
+    """Bad input: the message names the problem and the fix (one line, exit code 2)."""
+
+
+class PerturbationIgnoredError(RuntimeError):
+    """A PBT trial trains with other values than its (perturbed) config: the learner or
+    optimizer kept the exploited checkpoint's values (see rlsuite.rl.pbt_check)."""

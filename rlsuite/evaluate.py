@@ -20,9 +20,7 @@ from pathlib import Path
 import gymnasium as gym
 from ray.rllib.core import DEFAULT_MODULE_ID
 
-import envs
-from rlsuite import export
-from rlsuite.cli import Parser, non_negative_int, positive_int
+from rlsuite import envs
 from rlsuite.errors import UsageError
 from rlsuite.evaluation import rollout, supervised
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
@@ -30,9 +28,11 @@ from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.evaluation.policy import SingleAgentPolicy, module_ids
 from rlsuite.evaluation.rollout import Stats
 from rlsuite.evaluation.video import Mp4Writer
+from rlsuite.flags import Parser, non_negative_int, positive_int
 from rlsuite.multiagent.matches import module_player, play_games, scripted_player
 from rlsuite.multiagent.opponents import OPPONENTS
 from rlsuite.multiagent.selfplay import OpponentPool
+from rlsuite.rl import export
 
 EXIT_BAD_INPUT = 2
 QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")

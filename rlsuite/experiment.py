@@ -6,12 +6,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.tune.schedulers import ASHAScheduler, TrialScheduler
 
 from rlsuite import metrics
-from rlsuite.resumable_pbt import ResumablePBT, resumable_pb2
-from rlsuite.supervised.config import SupervisedConfig
+from rlsuite.pbt import ResumablePBT, resumable_pb2
 
 
 @dataclass(frozen=True)
@@ -101,13 +99,15 @@ class Experiment:
 
     The RLlib `AlgorithmConfig` passes straight through: everything that differs from
     RLlib's defaults is set on it in the experiment file. A `SupervisedConfig` runs the
-    shared Ray Train loop (`rlsuite.supervised.loop`) instead; the launcher dispatches on
-    the config's type.
+    shared Ray Train loop (`rlsuite.supervised.loop`) instead. The launcher picks the
+    workload for the config's kind once (`rlsuite.launcher.workloads`); this ground module
+    names neither kind, so it imports no workload package.
     """
 
-    config: AlgorithmConfig | SupervisedConfig
-    """RL: the algorithm, env (a registry name from `envs`), model and training settings.
-    Supervised: model, data set, optimisation and Ray Train scaling settings."""
+    config: Any
+    """An RLlib `AlgorithmConfig` (the algorithm, env, model and training settings) or an
+    `rlsuite.supervised.SupervisedConfig` (model, data set, optimisation and Ray Train
+    scaling settings)."""
     stop: Mapping[str, float]
     """Stop criteria keyed by `rlsuite.metrics` constants; a trial stops at the first one met."""
     search: Mapping[str, Any] = field(default_factory=dict)

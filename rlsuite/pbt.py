@@ -1,88 +1,51 @@
-"""Checks that what PBT perturbed is what the learner actually uses.
+"""Tune's PBT and PB2 with their per-trial clock restored on `--resume`.
 
-RLlib has had bugs where a perturbed value was silently ignored after the exploited
-checkpoint was restored (the optimizer's saved learning rate won, ray issue 62173) or
-mutations were dropped after restore (54755). A trial whose learner disagrees with its
-config would report results for hyperparameters it never used, so after every training
-iteration (an exploit is followed by one) the learner's values are compared with the
-trial's config and the trial fails loudly on a mismatch.
+Tune (ray 2.60) keeps PBT's scheduler state only in memory: after `Tuner.restore` every
+trial looks as if it had never trained. In synchronous mode that hangs the sweep: the
+next sync point restarts at `perturbation_interval`, the first sync after the restore
+moves it to the trials' current iteration, and `choose_trial_to_run` only runs trials
+below it, so none runs again. In asynchronous mode every trial exploits on its first
+result after the restore. Restored trials carry their last result; the state starts
+from it.
 """
 
 from __future__ import annotations
 
-import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ray.rllib.algorithms.algorithm import Algorithm
-from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-from ray.rllib.core.learner.learner import Learner
+from ray.tune.schedulers import PopulationBasedTraining
 
-# Config keys whose value in effect can be read back from a learner.
-CHECKED_KEYS = ("lr", "entropy_coeff", "clip_param")
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
 
 
-class PerturbationIgnoredError(RuntimeError):
-    """The learner trains with other values than the trial's (perturbed) config."""
+class _RestoresTrialClock:
+    _trial_state: dict[Trial, Any]
+    _time_attr: str
+    _perturbation_interval: float
+    _next_perturbation_sync: float
+
+    def on_trial_add(self, tune_controller: Any, trial: Trial) -> None:
+        super().on_trial_add(tune_controller, trial)  # type: ignore[misc]
+        reached = (trial.last_result or {}).get(self._time_attr)
+        if reached is None:
+            return
+        state = self._trial_state[trial]
+        state.last_train_time = reached
+        state.last_perturbation_time = reached
+        self._next_perturbation_sync = max(
+            self._next_perturbation_sync, reached + self._perturbation_interval
+        )
 
 
-def expected_settings(config: AlgorithmConfig) -> dict[str, float]:
-    """The trial's config values of CHECKED_KEYS that are plain numbers (not schedules)."""
-    settings = {}
-    for key in CHECKED_KEYS:
-        value = getattr(config, key, None)
-        if isinstance(value, int | float) and not isinstance(value, bool):
-            settings[key] = float(value)
-    return settings
+class ResumablePBT(_RestoresTrialClock, PopulationBasedTraining):
+    pass
 
 
-def learner_settings(learner: Learner, _: Any = None) -> dict[str, dict[str, float]]:
-    """Per module: the optimizer learning rate, entropy coefficient and clip in use."""
-    settings: dict[str, dict[str, float]] = {}
-    for module_id in learner.module.keys():  # noqa: SIM118 (a MultiRLModule, not a dict)
-        values: dict[str, float] = {}
-        optimizers = learner.get_optimizers_for_module(module_id)
-        if optimizers:
-            values["lr"] = float(optimizers[0][1].param_groups[0]["lr"])
-        entropy = getattr(learner, "entropy_coeff_schedulers_per_module", {}).get(module_id)
-        if entropy is not None:
-            values["entropy_coeff"] = float(entropy.get_current_value())
-        clip = getattr(learner.config.get_config_for_module(module_id), "clip_param", None)
-        if clip is not None:
-            values["clip_param"] = float(clip)
-        settings[module_id] = values
-    return settings
+def resumable_pb2(**kwargs: Any) -> PopulationBasedTraining:
+    from ray.tune.schedulers.pb2 import PB2  # needs GPy and scikit-learn
 
+    class ResumablePB2(_RestoresTrialClock, PB2):
+        pass
 
-def mismatches(expected: dict[str, float], actual: dict[str, dict[str, float]]) -> list[str]:
-    found = []
-    for module_id, values in actual.items():
-        for key, value in values.items():
-            if key in expected and not math.isclose(value, expected[key], rel_tol=1e-6):
-                found.append(f"{module_id} {key}={value:g} (config {expected[key]:g})")
-    return found
-
-
-def check_learner_follows_config(*, algorithm: Algorithm, **_: Any) -> None:
-    """RLlib `on_train_result` callback: raise if a learner ignores the trial's config."""
-    assert algorithm.config is not None and algorithm.learner_group is not None
-    expected = expected_settings(algorithm.config)
-    for call in algorithm.learner_group.foreach_learner(learner_settings):
-        found = mismatches(expected, call.get())
-        if found:
-            raise PerturbationIgnoredError(
-                "PBT: the learner trains with other values than the trial's config: "
-                + "; ".join(found)
-            )
-
-
-def with_check(config: AlgorithmConfig) -> AlgorithmConfig:
-    """`config` (a copy) with the check added to its `on_train_result` callbacks."""
-    config = config.copy(copy_frozen=False)
-    existing = config.callbacks_on_train_result
-    callbacks: list[Any] = []
-    if isinstance(existing, list | tuple):
-        callbacks = list(existing)
-    elif existing is not None:
-        callbacks = [existing]
-    config.callbacks(on_train_result=[*callbacks, check_learner_follows_config])
-    return config
+    return ResumablePB2(**kwargs)

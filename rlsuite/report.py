@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from rlsuite.cli import Parser
 from rlsuite.errors import UsageError
+from rlsuite.flags import Parser
 from rlsuite.reporting import markdown, runs
 
 EXIT_BAD_INPUT = 2

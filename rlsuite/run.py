@@ -1,33 +1,30 @@
 """`python -m rlsuite.run EXPERIMENT_FILE [flags]`: run one experiment through Ray Tune.
 
-Exit codes: 0 done, 1 a trial failed or (`--as-test`) missed its stop return, 2 bad input,
-130 interrupted (continue with `--resume`).
+A thin parser over `rlsuite.launch` (rlsuite/launcher/api.py). Exit codes: 0 done, 1 a
+trial failed or (`--as-test`) missed its stop return, 2 bad input, 130 interrupted
+(continue with `--resume`).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import sys
 from pathlib import Path
 
-from ray import tune
-from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-from ray.tune import ResultGrid
-
-from rlsuite import launcher, multiagent, validate
-from rlsuite.cli import build_parser
 from rlsuite.errors import UsageError
-from rlsuite.experiment import Experiment
-from rlsuite.launcher import Launch
-from rlsuite.loader import load_experiment
-from rlsuite.overrides import apply_sets
-from rlsuite.progress import best_value, summarize, was_interrupted, write_summary
-from rlsuite.smoke import smoke
-from rlsuite.supervised import overrides as supervised_overrides
-from rlsuite.supervised import validate as supervised_validate
-from rlsuite.supervised.config import SupervisedConfig
+from rlsuite.flags import (
+    Parser,
+    non_negative_float,
+    non_negative_int,
+    positive_float,
+    positive_int,
+)
+from rlsuite.launcher.api import run_prepared
+from rlsuite.launcher.loader import load_experiment
+from rlsuite.launcher.prepare import prepare
+from rlsuite.options import DEFAULT_STORAGE_PATH, RunOptions
 
+EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
 
@@ -35,29 +32,24 @@ EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        experiment, launch, threshold = prepare(args)
-        results = launcher.run(experiment, launch)  # checks cluster resources before trials
+        path = Path(args.experiment_file)
+        prepared = prepare(load_experiment(path), RunOptions.from_args(args), path.stem)
+        run = run_prepared(prepared)  # checks cluster resources before trials
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    summaries = summarize(results, experiment.metric)
-    for summary in summaries:
+    for summary in run.summaries:
         print(summary.line())
-    write_summary(
-        launch.experiment_dir / "summary.json",
-        summaries,
-        experiment=launch.name,
-        metric=experiment.metric,
-        mode=experiment.mode,
-    )
-    print(f"results: {launch.experiment_dir}  (tensorboard --logdir {launch.storage_path})")
-    if was_interrupted(results):
+    storage = prepared.launch.storage_path
+    print(f"results: {run.experiment_dir}  (tensorboard --logdir {storage})")
+    if run.interrupted:
         print(f"interrupted: continue with  {_resume_command(args)}", file=sys.stderr)
         return EXIT_INTERRUPTED
-    if any(s.error for s in summaries):
-        return 1
-    if threshold is not None:
-        return _as_test(results, *threshold)
+    if run.failed:
+        return EXIT_FAILED
+    if run.as_test_line:
+        print(run.as_test_line, file=sys.stdout if run.passed else sys.stderr)
+        return 0 if run.passed else EXIT_FAILED
     return 0
 
 
@@ -65,115 +57,122 @@ def _resume_command(args: argparse.Namespace) -> str:
     parts = ["python -m rlsuite.run", args.experiment_file, "--resume"]
     if args.name:
         parts += ["--name", args.name]
-    if args.storage_path != build_parser().get_default("storage_path"):
+    if args.storage_path != DEFAULT_STORAGE_PATH:
         parts += ["--storage-path", args.storage_path]
     return " ".join(parts)
 
 
-def prepare(
-    args: argparse.Namespace,
-) -> tuple[Experiment, Launch, tuple[str, float] | None]:
-    """The experiment as it will run, where it runs, and the `--as-test` return to reach."""
-    path = Path(args.experiment_file)
-    experiment = load_experiment(path)
-    file_stop = experiment.stop
-    if args.smoke:
-        experiment = smoke(experiment)
-    experiment = apply_flags(experiment, args)
-    launch = Launch(
-        name=args.name or path.stem,
-        storage_path=Path(args.storage_path).expanduser().absolute(),
-        address=args.address,
-        resume=args.resume,
-        max_concurrent_trials=args.max_concurrent_trials,
+def build_parser() -> Parser:
+    parser = Parser(
+        prog="python -m rlsuite.run",
+        description="Run one experiment file through Ray Tune on an embedded local Ray "
+        "or a cluster. Results, TensorBoard logs and checkpoints go to "
+        "STORAGE_PATH/NAME/.",
     )
-    if isinstance(experiment.config, SupervisedConfig):
-        supervised_validate.check_experiment(experiment, launch.address)
-    else:
-        validate.check_env(experiment.config)
-        validate.check_config(experiment.config)
-        multiagent.check_multi_agent(experiment.config)
-        validate.check_gpus(experiment.config, launch.address)
-    validate.check_checkpoint_cadence(experiment)
-    validate.check_stop(experiment.stop)
-    validate.check_storage(launch.storage_path)
-    if launch.resume:
-        validate.check_resumable(launch.experiment_dir)
-    threshold = None
-    if args.as_test:
-        threshold = validate.return_threshold(experiment.stop) or validate.return_threshold(
-            file_stop
-        )
-        if threshold is None:
-            raise UsageError(
-                "--as-test: the experiment's stop has no return to reach; add one to its `stop`"
-            )
-    return experiment, launch, threshold
-
-
-def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
-    """`data_path` and `model_path` relative to where the command runs: Ray's Train
-    workers do not run there, so a relative path would miss (URIs pass unchanged)."""
-    changes = {}
-    for name in ("data_path", "model_path"):
-        value = getattr(config, name)
-        if isinstance(value, str) and "://" not in value:
-            changes[name] = str(Path(value).expanduser().absolute())
-    return config.replace(**changes)
-
-
-def apply_flags(experiment: Experiment, args: argparse.Namespace) -> Experiment:
-    """The experiment with `--set`, scaling, seed, stop and checkpoint flags applied."""
-    search = dict(experiment.search)
-    if args.seeds:
-        first = args.seed or 0
-        search["seed"] = tune.grid_search(list(range(first, first + args.seeds)))
-    config: AlgorithmConfig | SupervisedConfig
-    if isinstance(experiment.config, SupervisedConfig):
-        config = supervised_overrides.apply_sets(experiment.config, args.sets)
-        config = supervised_overrides.apply_scaling(config, args)
-        config = _absolute_paths(config)
-        if args.seed is not None and not args.seeds:
-            config = config.replace(seed=args.seed)
-    else:
-        config = _rl_flags(experiment.config, args)
-    return dataclasses.replace(
-        experiment,
-        config=config,
-        search=search,
-        stop=validate.parse_stops(args.stops) or experiment.stop,
-        num_samples=args.num_samples or experiment.num_samples,
-        checkpoint_every=args.checkpoint_every or experiment.checkpoint_every,
+    parser.add_argument(
+        "experiment_file",
+        help="path of a file in experiments/, e.g. experiments/ppo_cartpole.py",
     )
-
-
-def _rl_flags(config: AlgorithmConfig, args: argparse.Namespace) -> AlgorithmConfig:
-    config = apply_sets(config, args.sets)
-    runners = {
-        "num_env_runners": args.num_env_runners,
-        "num_envs_per_env_runner": args.num_envs_per_env_runner,
-        "num_cpus_per_env_runner": args.num_cpus_per_env_runner,
-    }
-    learners = {
-        "num_learners": args.num_learners,
-        "num_gpus_per_learner": args.num_gpus_per_learner,
-        "num_cpus_per_learner": args.num_cpus_per_learner,
-    }
-    config.env_runners(**{k: v for k, v in runners.items() if v is not None})
-    config.learners(**{k: v for k, v in learners.items() if v is not None})
-    if args.seed is not None and not args.seeds:
-        config.debugging(seed=args.seed)
-    return config
-
-
-def _as_test(results: ResultGrid, metric: str, threshold: float) -> int:
-    values = [best_value(results[i], metric) for i in range(len(results))]
-    best = max((v for v in values if v is not None), default=None)
-    if best is not None and best >= threshold:
-        print(f"as-test: passed, {metric} reached {best:.1f} >= {threshold:g}")
-        return 0
-    print(f"as-test: failed, {metric} reached {best} < {threshold:g}", file=sys.stderr)
-    return 1
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="shrink the experiment to a CPU run of seconds (two tiny iterations, at most two trials)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help="set an RLlib config value, e.g. --set training.lr=1e-4 or --set environment.env=atari/breakout (repeatable; values are Python literals checked against the current type)",
+    )
+    parser.add_argument(
+        "--stop",
+        dest="stops",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="replace the stop criteria, e.g. --stop training_iteration=20 or --stop episode_return_mean=450 (repeatable)",
+    )
+    parser.add_argument(
+        "--num-samples",
+        type=positive_int,
+        help="trials to sample from the experiment's search space (population size under PBT)",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        help="seed for envs, exploration and network initialisation",
+    )
+    parser.add_argument(
+        "--seeds",
+        type=positive_int,
+        help="run the same config as N trials seeded SEED..SEED+N-1 (SEED from --seed, default 0), for results over seeds",
+    )
+    parser.add_argument(
+        "--name",
+        help="results folder name under the storage path (default: the experiment file's name)",
+    )
+    parser.add_argument(
+        "--storage-path",
+        default=DEFAULT_STORAGE_PATH,
+        help="where results go (default ./results; a shared file system on a cluster)",
+    )
+    parser.add_argument(
+        "--address",
+        help="join a running Ray cluster ('auto' or ray://HOST:PORT) instead of starting a local one",
+    )
+    parser.add_argument(
+        "--max-concurrent-trials",
+        type=positive_int,
+        help="trials running at once (default: as many as the resources allow)",
+    )
+    parser.add_argument(
+        "--num-env-runners",
+        type=non_negative_int,
+        help="env runners (rollout actors); 0 samples in the trainer's process",
+    )
+    parser.add_argument(
+        "--num-envs-per-env-runner",
+        type=positive_int,
+        help="vectorised envs stepped by each env runner",
+    )
+    parser.add_argument(
+        "--num-learners",
+        type=non_negative_int,
+        help="learner actors; 0 trains in the trainer's process",
+    )
+    parser.add_argument(
+        "--num-gpus-per-learner",
+        type=non_negative_float,
+        help="GPUs for each learner (or for the local learner when --num-learners 0)",
+    )
+    parser.add_argument(
+        "--num-cpus-per-env-runner",
+        type=positive_float,
+        help="CPUs reserved for each env runner",
+    )
+    parser.add_argument(
+        "--num-cpus-per-learner",
+        type=positive_float,
+        help="CPUs reserved for each learner",
+    )
+    parser.add_argument(
+        "--checkpoint-every",
+        type=positive_int,
+        help="training iterations between checkpoints (one more is written at the end)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the interrupted run STORAGE_PATH/NAME from its last checkpoints",
+    )
+    parser.add_argument(
+        "--as-test",
+        action="store_true",
+        help="exit 1 unless a trial reached the experiment's stop return (for CI learning tests)",
+    )
+    return parser
 
 
 if __name__ == "__main__":

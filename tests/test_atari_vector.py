@@ -5,7 +5,7 @@ from __future__ import annotations
 import gymnasium as gym
 import numpy as np
 
-import envs
+from rlsuite import envs
 
 NO_NOOPS = {"noop_max": 0}  # deterministic starts, so both paths play the same frames
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, assert_rejected, run_cli, run_main, write
+from tests.helpers import ROOT, assert_rejected, run_cli, run_main, write
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 

@@ -19,12 +19,11 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
-import envs
-from rlsuite import metrics
+from rlsuite import envs, metrics
 from rlsuite.errors import UsageError
 from rlsuite.multiagent import CentralizedCriticPPOModule, check_multi_agent, independent, mappo
 from rlsuite.multiagent.global_state import GLOBAL_OBS, global_observations
-from tests.conftest import ROOT, assert_rejected, run_cli, run_main
+from tests.helpers import ROOT, assert_rejected, run_cli, run_main
 
 ENV = "mpe/simple_spread"
 AGENTS = ["agent_0", "agent_1", "agent_2"]

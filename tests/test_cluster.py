@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from rlsuite.cluster import check_resources, filesystem_type
 from rlsuite.errors import UsageError
-from tests.conftest import ROOT, run_cli
+from rlsuite.launcher.cluster import check_resources, filesystem_type
+from tests.helpers import ROOT, run_cli
 
 RAY = str(Path(sys.executable).with_name("ray"))
 TOKEN_ENV = {**os.environ, "RAY_AUTH_MODE": "token"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 CLUSTER = ROOT / "scripts" / "cluster"
 

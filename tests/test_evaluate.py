@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite.evaluation.video import count_frames
-from tests.conftest import ROOT, evaluate_in_process, run_cli
+from tests.helpers import ROOT, evaluate_in_process, run_cli
 
 EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
 

@@ -10,7 +10,7 @@ import pytest
 
 from rlsuite.evaluate import main as evaluate_main
 from rlsuite.evaluation.video import count_frames
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 from tests.test_evaluate import evaluate
 
 EXPERIMENT = ROOT / "experiments" / "ppo_shared_spread.py"

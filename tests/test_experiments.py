@@ -15,12 +15,11 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
-import envs
-from rlsuite import metrics
+from rlsuite import envs, metrics
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
-from rlsuite.loader import load_experiment
+from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent.selfplay import OpponentPool
-from tests.conftest import RL_EXPERIMENTS, TENSORBOARD_PREFIX, smoke_trials, tensorboard_scalars
+from tests.helpers import RL_EXPERIMENTS, TENSORBOARD_PREFIX, smoke_trials, tensorboard_scalars
 
 
 @pytest.mark.parametrize("path", RL_EXPERIMENTS, ids=lambda p: p.stem)

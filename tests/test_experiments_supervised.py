@@ -15,7 +15,7 @@ from rlsuite import metrics
 from rlsuite.supervised import registry
 from rlsuite.supervised.checkpoint import load_model
 from rlsuite.supervised.loop import logits_of
-from tests.conftest import (
+from tests.helpers import (
     SUPERVISED_EXPERIMENTS,
     TENSORBOARD_PREFIX,
     smoke_trials,

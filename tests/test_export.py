@@ -9,11 +9,11 @@ import pytest
 import torch
 from ray.rllib.core.columns import Columns
 
-import envs
-from rlsuite import export
+from rlsuite import envs
 from rlsuite.evaluation.locate import locate
 from rlsuite.evaluation.policy import SingleAgentPolicy
-from tests.conftest import ROOT, run_cli
+from rlsuite.rl import export
+from tests.helpers import ROOT, run_cli
 
 
 @pytest.fixture(scope="module")

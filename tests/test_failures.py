@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rlsuite.failures import explain, root_exception
-from tests.conftest import CliRun, run_cli
+from rlsuite.launcher.failures import explain, root_exception
+from tests.helpers import CliRun, run_cli
 
 CRASHING_EXPERIMENT = '''"""PPO on an env that raises in step()."""
 from ray.rllib.algorithms.ppo import PPOConfig

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from ray.rllib.core.rl_module.rl_module import RLModule
 
-import envs
+from rlsuite import envs
 from rlsuite.multiagent.matches import module_player, play_games, scripted_player
 from rlsuite.multiagent.opponents import random_move
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 
 @pytest.mark.slow

@@ -10,13 +10,13 @@ import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
+from rlsuite.envs import registry
 
-from envs import registry
-from rlsuite import mixed_precision
-from rlsuite.loader import load_experiment
-from rlsuite.mixed_precision import Bf16PPOTorchLearner
-from rlsuite.smoke import smoke_config
-from tests.conftest import ROOT, local_ray
+from rlsuite.launcher.loader import load_experiment
+from rlsuite.rl import mixed_precision
+from rlsuite.rl.mixed_precision import Bf16PPOTorchLearner
+from rlsuite.rl.smoke import smoke_config
+from tests.helpers import ROOT, local_ray
 
 needs_bf16_cpu = pytest.mark.skipif(
     not mixed_precision.fast_bf16(torch.device("cpu")), reason="this CPU has no native bf16"

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, assert_rejected, run_main, write
+from tests.helpers import ROOT, assert_rejected, run_main, write
 
 SPREAD = ROOT / "experiments" / "ppo_shared_spread.py"
 INDEPENDENT = ROOT / "experiments" / "ippo_spread.py"

@@ -18,12 +18,12 @@ from ray.rllib.utils.metrics import (
     NUM_MODULE_STEPS_SAMPLED_LIFETIME,
 )
 
-import envs
-from rlsuite.launcher import param_space
-from rlsuite.loader import load_experiment
+from rlsuite import envs
+from rlsuite.launcher.loader import load_experiment
+from rlsuite.launcher.tuner import param_space
 from rlsuite.multiagent import independent
 from rlsuite.multiagent.env_runner import BatchedCountsMultiAgentEnvRunner
-from tests.conftest import ROOT
+from tests.helpers import ROOT
 
 ENV = "mpe/simple_spread"
 # RLlib's keys, listed here rather than taken from the runner under test.

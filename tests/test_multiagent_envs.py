@@ -7,9 +7,9 @@ import pytest
 from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper, OrderEnforcingWrapper
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
+from rlsuite.envs.multiagent import make_parallel
 
-import envs
-from envs.multiagent import make_parallel
+from rlsuite import envs
 
 MULTI_AGENT = [name for name in envs.names() if envs.is_multi_agent(name)]
 AGENTS = {
@@ -125,9 +125,9 @@ def test_sub_envs_of_a_launched_run_play_different_episodes() -> None:
     from ray.rllib.algorithms.ppo import PPOConfig
     from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 
-    from rlsuite import launcher
-    from rlsuite.loader import load_experiment
-    from tests.conftest import ROOT
+    from rlsuite.launcher import tuner as launcher
+    from rlsuite.launcher.loader import load_experiment
+    from tests.helpers import ROOT
 
     experiment = load_experiment(ROOT / "experiments" / "ppo_shared_spread.py")
     config = PPOConfig().update_from_dict(launcher.param_space(experiment))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rlsuite import metrics
-from rlsuite.validate import parse_stops
+from rlsuite.launcher.checks import parse_stops
 
 
 def test_team_return_is_the_episode_return() -> None:

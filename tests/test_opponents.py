@@ -8,7 +8,7 @@ import pytest
 import torch
 from ray.rllib.core.columns import Columns
 
-import envs
+from rlsuite import envs
 from rlsuite.multiagent.matches import MatchResults, play_games, scripted_player
 from rlsuite.multiagent.opponents import (
     HeuristicRLModule,

@@ -8,7 +8,7 @@ from ray.rllib.algorithms.sac import SACConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite.errors import UsageError
-from rlsuite.overrides import apply_sets, parse_literal
+from rlsuite.rl.overrides import apply_sets, parse_literal
 
 
 def base() -> PPOConfig:
@@ -106,10 +106,10 @@ def test_nested_path_into_a_number_is_rejected() -> None:
 
 
 def test_seeds_flag_grid_searches_the_seed() -> None:
-    from rlsuite.cli import build_parser
-    from rlsuite.loader import load_experiment
-    from rlsuite.run import apply_flags
-    from tests.conftest import ROOT
+    from rlsuite.launcher.loader import load_experiment
+    from rlsuite.launcher.prepare import apply_flags
+    from rlsuite.run import build_parser
+    from tests.helpers import ROOT
 
     experiment = load_experiment(ROOT / "experiments" / "ppo_cartpole.py")
     args = build_parser().parse_args(["x.py", "--seeds", "3", "--seed", "10"])

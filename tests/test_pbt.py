@@ -13,8 +13,10 @@ import pytest
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
 
-from rlsuite import metrics, pbt
-from tests.conftest import ROOT, local_ray, run_cli
+from rlsuite import metrics
+from rlsuite.errors import PerturbationIgnoredError
+from rlsuite.rl import pbt_check as pbt
+from tests.helpers import ROOT, local_ray, run_cli
 
 LEARNING_RATE = "default_optimizer_learning_rate"
 ENTROPY = "curr_entropy_coeff"
@@ -95,7 +97,7 @@ def test_check_fails_loudly_when_the_learner_ignores_a_perturbation(algorithm) -
     optimizer = learner.get_optimizers_for_module(DEFAULT_MODULE_ID)[0][1]
     optimizer.param_groups[0]["lr"] = 5e-4  # what a checkpoint restore used to leave behind
     try:
-        with pytest.raises(pbt.PerturbationIgnoredError, match=r"lr=0.0005 \(config 0.001\)"):
+        with pytest.raises(PerturbationIgnoredError, match=r"lr=0.0005 \(config 0.001\)"):
             pbt.check_learner_follows_config(algorithm=algorithm)
     finally:
         optimizer.param_groups[0]["lr"] = 1e-3

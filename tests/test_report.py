@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rlsuite.reporting import stats
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from rlsuite import metrics
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 # Long enough iterations that the run is still going when it is interrupted.

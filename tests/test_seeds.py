@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 
 def test_seeds_run_as_separate_trials(storage: Path) -> None:

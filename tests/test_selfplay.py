@@ -15,11 +15,10 @@ import torch
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
-import envs
-from rlsuite import metrics
+from rlsuite import envs, metrics
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
-from rlsuite.loader import load_experiment
+from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent import check_multi_agent
 from rlsuite.multiagent.selfplay import (
     LEARNER,
@@ -30,8 +29,8 @@ from rlsuite.multiagent.selfplay import (
     pool_modules,
     selfplay_callback,
 )
-from rlsuite.smoke import smoke_config
-from tests.conftest import ROOT, local_ray
+from rlsuite.rl.smoke import smoke_config
+from tests.helpers import ROOT, local_ray
 
 EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
 SEATS = ("player_0", "player_1")

@@ -10,10 +10,12 @@ from ray.rllib.algorithms.dqn import DQNConfig
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-from rlsuite import ASHA, PBT, Experiment, metrics, smoke
-from rlsuite.loader import load_experiment
+from rlsuite import ASHA, PBT, Experiment, metrics
+from rlsuite.launcher import smoke
+from rlsuite.launcher.loader import load_experiment
+from rlsuite.rl import smoke as rl_smoke
 from rlsuite.supervised import SupervisedConfig
-from tests.conftest import EXPERIMENTS
+from tests.helpers import EXPERIMENTS
 
 
 def ppo_experiment() -> Experiment:
@@ -41,9 +43,9 @@ def test_smoke_shrinks_everything() -> None:
     config = small.config
     assert config.num_env_runners == 1 and config.num_envs_per_env_runner == 1
     assert config.num_learners == 0 and config.num_gpus_per_learner == 0
-    assert config.train_batch_size_per_learner == smoke.TRAIN_BATCH and config.num_epochs == 1
-    assert config._model_config.fcnet_hiddens == smoke.HIDDEN
-    assert config.env_config == {"g": 9.8, "max_episode_steps": smoke.MAX_EPISODE_STEPS}
+    assert config.train_batch_size_per_learner == rl_smoke.TRAIN_BATCH and config.num_epochs == 1
+    assert config._model_config.fcnet_hiddens == rl_smoke.HIDDEN
+    assert config.env_config == {"g": 9.8, "max_episode_steps": rl_smoke.MAX_EPISODE_STEPS}
     assert config.evaluation_duration == 1
     assert small.stop == {metrics.TRAINING_ITERATION: smoke.ITERATIONS}
     assert small.num_samples == 2 and small.checkpoint_every == 1
@@ -82,11 +84,11 @@ def test_smoke_shrinks_replay_and_learning_starts() -> None:
             target_network_update_freq=8_000,
         )
     )
-    small = smoke.smoke_config(config)
-    assert small.replay_buffer_config["capacity"] == smoke.REPLAY_CAPACITY
+    small = rl_smoke.smoke_config(config)
+    assert small.replay_buffer_config["capacity"] == rl_smoke.REPLAY_CAPACITY
     assert small.replay_buffer_config["type"] == "PrioritizedEpisodeReplayBuffer"
-    assert small.num_steps_sampled_before_learning_starts <= smoke.TRAIN_BATCH
-    assert small.target_network_update_freq <= smoke.TRAIN_BATCH
+    assert small.num_steps_sampled_before_learning_starts <= rl_smoke.TRAIN_BATCH
+    assert small.target_network_update_freq <= rl_smoke.TRAIN_BATCH
 
 
 def test_smoke_asha_runs_to_the_smoke_iterations() -> None:
@@ -114,13 +116,13 @@ def test_every_experiment_smokes_to_cpu(path) -> None:
 def test_smoke_narrows_conv_layers_keeping_kernels_and_strides() -> None:
     nature_cnn = [[32, 8, 4], [64, 4, 2], [64, 3, 1]]
     config = PPOConfig().rl_module(model_config=DefaultModelConfig(conv_filters=nature_cnn))
-    small = smoke.smoke_config(config)
-    channels = smoke.CONV_CHANNELS
+    small = rl_smoke.smoke_config(config)
+    channels = rl_smoke.CONV_CHANNELS
     assert small._model_config.conv_filters == [
         [channels, 8, 4],
         [channels, 4, 2],
         [channels, 3, 1],
     ]
     assert config._model_config.conv_filters == nature_cnn  # the input is untouched
-    default = smoke.smoke_config(PPOConfig())
+    default = rl_smoke.smoke_config(PPOConfig())
     assert default._model_config.conv_filters is None  # RLlib's own CNN for the frame size

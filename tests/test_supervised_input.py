@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from rlsuite.cli import build_parser
-from rlsuite.loader import load_experiment
-from rlsuite.run import apply_flags
-from rlsuite.smoke import smoke
+from rlsuite.launcher.loader import load_experiment
+from rlsuite.launcher.prepare import apply_flags
+from rlsuite.launcher.smoke import smoke
+from rlsuite.run import build_parser
 from rlsuite.supervised import SupervisedConfig
-from tests.conftest import ROOT, assert_rejected, run_main
+from tests.helpers import ROOT, assert_rejected, run_main
 from tests.supervised_data import write_cifar, write_imagefolder
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"

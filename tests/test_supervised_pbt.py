@@ -12,9 +12,9 @@ import pytest
 import torch
 
 from rlsuite import metrics
-from rlsuite.pbt import PerturbationIgnoredError
+from rlsuite.errors import PerturbationIgnoredError
 from rlsuite.supervised import SupervisedConfig, optim
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 STEPS_PER_EPOCH = 10
 

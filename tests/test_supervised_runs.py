@@ -19,9 +19,8 @@ import torch
 
 from rlsuite import metrics
 from rlsuite.supervised.checkpoint import load_model
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, evaluate_in_process, run_cli
 from tests.supervised_data import write_cifar, write_imagefolder
-from tests.test_evaluate import evaluate_in_process
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
 IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"

@@ -32,7 +32,7 @@ from rlsuite.supervised.text_data import (
     synthetic_text,
 )
 from rlsuite.supervised.text_model import EncodedText, classify, collate_text, train_wordpiece
-from tests.conftest import run_cli, write
+from tests.helpers import run_cli, write
 from tests.supervised_data import write_mnli
 
 # --- reading GLUE files

@@ -7,12 +7,14 @@ from pathlib import Path
 import pytest
 from transformers import BertConfig
 
-from rlsuite.cli import build_parser
 from rlsuite.errors import UsageError
-from rlsuite.run import prepare
+from rlsuite.launcher.loader import load_experiment
+from rlsuite.launcher.prepare import prepare
+from rlsuite.options import RunOptions
+from rlsuite.run import build_parser
 from rlsuite.supervised import text
 from rlsuite.supervised.config import SupervisedConfig
-from tests.conftest import ROOT, assert_rejected, run_main
+from tests.helpers import ROOT, assert_rejected, run_main
 from tests.supervised_data import write_mnli
 
 SST2_FILE = ROOT / "experiments" / "bert_sst2.py"
@@ -87,7 +89,7 @@ def test_relative_paths_are_made_absolute_before_ray_starts(
     args = build_parser().parse_args(
         [str(SST2_FILE), "--set", "data_path=SST-2", "--set", "model_path=None"]
     )
-    experiment, _, _ = prepare(args)
+    experiment, _, _ = prepare(load_experiment(SST2_FILE), RunOptions.from_args(args), "x")
     assert isinstance(experiment.config, SupervisedConfig)
     assert experiment.config.data_path == str(sst2_dir)
 

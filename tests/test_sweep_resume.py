@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from rlsuite import metrics
-from tests.conftest import ROOT, run_cli
+from tests.helpers import ROOT, run_cli
 
 PBT_CARTPOLE = ROOT / "experiments" / "pbt_ppo_cartpole.py"
 ITERATIONS = 4  # the driver is killed after 2: half the sweep is left to resume

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ from typing import Any
 
 from rlsuite import metrics
 from rlsuite.errors import UsageError
+from rlsuite.results import lookup, read_json, read_results, trial_dirs
 from rlsuite.supervised.checkpoint import MODEL_FILE, STATE_FILE
 
 CHECKPOINT_MARKER = "rllib_checkpoint.json"  # written by RLlib into every Algorithm checkpoint
@@ -50,11 +50,6 @@ def locate(path: Path, trial: str | None = None) -> Target:
     return _target(latest_checkpoint(chosen), chosen)
 
 
-def trial_dirs(experiment_dir: Path) -> list[Path]:
-    """Trial directories of an experiment: those with Tune's params.json."""
-    return sorted(p for p in experiment_dir.iterdir() if (p / "params.json").exists())
-
-
 def latest_checkpoint(trial_dir: Path) -> Path:
     checkpoints = [
         p for p in trial_dir.iterdir() if CHECKPOINT_PATTERN.match(p.name) and is_checkpoint(p)
@@ -78,7 +73,7 @@ def is_supervised_checkpoint(directory: Path) -> bool:
 
 def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:
     """The trial with the best value of the experiment's metric over its history."""
-    summary = _read_json(experiment_dir / "summary.json") or {}
+    summary = read_json(experiment_dir / "summary.json") or {}
     metric = summary.get("metric", metrics.EPISODE_RETURN_MEAN)
     sign = -1.0 if summary.get("mode") == "min" else 1.0
     with_checkpoints = [
@@ -89,29 +84,6 @@ def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:
             f"{experiment_dir}: no trial has checkpoints; train with --checkpoint-every N"
         )
     return max(with_checkpoints, key=lambda t: sign * _best_value(t / "result.json", metric))
-
-
-def read_results(path: Path) -> list[dict[str, Any]]:
-    """Tune's result.json: one JSON result per line; a line cut short by a crash is skipped."""
-    if not path.exists():
-        return []
-    results = []
-    for line in path.read_text().splitlines():
-        try:
-            results.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return results
-
-
-def lookup(result: dict[str, Any], key: str) -> Any:
-    """A `/`-separated metric key (`env_runners/episode_return_mean`) in a nested result."""
-    value: Any = result
-    for part in key.split("/"):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def _best_value(result_file: Path, metric: str) -> float:
@@ -129,7 +101,7 @@ def _named_trial(trials: list[Path], name: str) -> Path:
 
 
 def _target(checkpoint: Path, trial_dir: Path | None) -> Target:
-    params = _read_json(trial_dir / "params.json") if trial_dir else None
+    params = read_json(trial_dir / "params.json") if trial_dir else None
     env = params.get("env") if params else None
     return Target(
         checkpoint=checkpoint,
@@ -137,11 +109,3 @@ def _target(checkpoint: Path, trial_dir: Path | None) -> Target:
         env=env if isinstance(env, str) else None,
         env_config=dict(params.get("env_config") or {}) if params else {},
     )
-
-
-def _read_json(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    return data if isinstance(data, dict) else None

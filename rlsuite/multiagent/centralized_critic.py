@@ -117,7 +117,7 @@ def check_centralized_critic(
 
 
 def _parallel_agents(config: AlgorithmConfig) -> dict[str, AgentSpaces]:
-    import envs
+    from rlsuite import envs
 
     env_name = config.env
     if not isinstance(env_name, str):

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple, TypedDict
 
 import gymnasium as gym
 
-import envs
+from rlsuite import envs
 from rlsuite.errors import UsageError
 
 SHARED = "shared"

@@ -35,12 +35,12 @@ from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-import envs
-from rlsuite import metrics
+from rlsuite import envs, metrics
 from rlsuite.errors import UsageError
 from rlsuite.multiagent.matches import module_player, play_games, scripted_player
 from rlsuite.multiagent.opponents import OPPONENTS, RandomLegalRLModule
 from rlsuite.multiagent.policies import agent_spaces
+from rlsuite.results import lookup
 
 LEARNER = "main"
 RANDOM = "random"
@@ -193,7 +193,7 @@ class SelfPlayCallback(RLlibCallback):
         mapping = algorithm.config.policy_mapping_fn
         if not isinstance(mapping, OpponentPool):
             return
-        win_rate = _get(result, metrics.WIN_RATE)
+        win_rate = lookup(result, metrics.WIN_RATE)
         if win_rate is not None and win_rate > self.win_rate_threshold:
             mapping = self._add_snapshot(algorithm, mapping)
         _put(
@@ -245,16 +245,6 @@ class SelfPlayCallback(RLlibCallback):
 def _agent_return(episode: Any, agent: str) -> float:
     single = episode.agent_episodes.get(agent)
     return float(single.get_return()) if single is not None else 0.0
-
-
-def _get(result: Mapping[str, Any], key: str) -> Any:
-    """A `/`-separated metrics key in a nested result."""
-    value: Any = result
-    for part in key.split("/"):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
 
 
 def _put(result: dict[str, Any], key: str, value: Any) -> None:

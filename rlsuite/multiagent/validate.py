@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
-import envs
+from rlsuite import envs
 from rlsuite.errors import UsageError
 from rlsuite.multiagent.centralized_critic import check_centralized_critic
 from rlsuite.multiagent.policies import AgentSpaces, agent_spaces, check_mapping

@@ -12,7 +12,7 @@ import numpy as np
 
 from rlsuite import metrics
 from rlsuite.errors import UsageError
-from rlsuite.evaluation.locate import lookup, read_results, trial_dirs
+from rlsuite.results import lookup, read_results, trial_dirs
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ray.train
 import torch
@@ -21,9 +21,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from rlsuite.supervised import optim, registry
 from rlsuite.supervised.config import SupervisedConfig
-
-if TYPE_CHECKING:
-    from rlsuite.supervised.loop import Run
+from rlsuite.supervised.training_state import Run
 
 MODEL_FILE = "model.pt"
 OPTIMIZER_FILE = "optimizer.pt"

@@ -16,7 +16,6 @@ import math
 import tempfile
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,23 +28,9 @@ from torch.nn.parallel import DistributedDataParallel
 from rlsuite import metrics
 from rlsuite.supervised import checkpoint as checkpoint_files
 from rlsuite.supervised import optim, registry
-from rlsuite.supervised.batches import EpochBatches, drops_last, epoch_batches, to_device
+from rlsuite.supervised.batches import drops_last, epoch_batches, to_device
 from rlsuite.supervised.config import SupervisedConfig
-
-
-@dataclass
-class Run:
-    """What one worker trains with."""
-
-    config: SupervisedConfig
-    model: torch.nn.Module
-    optimizer: torch.optim.Optimizer
-    scheduler: torch.optim.lr_scheduler.LambdaLR
-    splits: registry.Splits
-    train_batches: EpochBatches
-    validation_batches: EpochBatches
-    steps_per_epoch: int
-    device: torch.device
+from rlsuite.supervised.training_state import Run
 
 
 def train_loop_per_worker(loop_config: dict[str, Any]) -> None:

@@ -115,7 +115,7 @@ def check_follows_config(
     if wrong:
         # The RL check's error, imported here: rlsuite.pbt imports RLlib, which Train
         # workers need not load.
-        from rlsuite.pbt import PerturbationIgnoredError
+        from rlsuite.errors import PerturbationIgnoredError
 
         raise PerturbationIgnoredError(
             "the optimizer trains with other values than the trial's config: "

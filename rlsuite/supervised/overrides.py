@@ -9,13 +9,13 @@ flags map onto Ray Train's: a Train worker is the supervised learner, so
 
 from __future__ import annotations
 
-import argparse
 import difflib
 import typing
 from typing import Any, Literal
 
 from rlsuite.errors import UsageError
-from rlsuite.overrides import parse_assignment, parse_literal
+from rlsuite.flags import parse_assignment, parse_literal
+from rlsuite.options import RunOptions
 from rlsuite.supervised.config import SupervisedConfig, field_names
 
 RL_ONLY_FLAGS = ("num_env_runners", "num_envs_per_env_runner", "num_cpus_per_env_runner")
@@ -45,7 +45,7 @@ def typed(name: str, raw: str) -> Any:
     return value
 
 
-def apply_scaling(config: SupervisedConfig, args: argparse.Namespace) -> SupervisedConfig:
+def apply_scaling(config: SupervisedConfig, args: RunOptions) -> SupervisedConfig:
     """The RL scaling flags as Ray Train's: workers, GPU per worker, CPUs per worker."""
     for flag in RL_ONLY_FLAGS:
         if getattr(args, flag, None) is not None:

@@ -13,7 +13,7 @@ from ray.tune import Callback, Result, ResultGrid
 from ray.tune.experiment import Trial
 
 from rlsuite import metrics
-from rlsuite.failures import explain
+from rlsuite.launcher.failures import explain
 
 
 class ProgressPrinter(Callback):

@@ -9,7 +9,6 @@ against the type of the value they replace.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
 import inspect
@@ -19,6 +18,7 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite.errors import UsageError
+from rlsuite.flags import parse_assignment, parse_literal
 
 GROUPS = (
     "environment",
@@ -40,14 +40,6 @@ SCHEDULABLE = ("lr", "entropy_coeff")
 (`ray.rllib.utils.schedules.scheduler.Scheduler`): either form replaces the other."""
 
 
-def parse_assignment(text: str, flag: str = "--set") -> tuple[str, str]:
-    """`PATH=VALUE` -> (PATH, VALUE)."""
-    path, sep, value = text.partition("=")
-    if not sep or not path.strip():
-        raise UsageError(f"{flag} {text!r}: expected PATH=VALUE, e.g. {flag} training.lr=1e-4")
-    return path.strip(), value.strip()
-
-
 def apply_sets(config: AlgorithmConfig, assignments: list[str]) -> AlgorithmConfig:
     """A copy of `config` with every `PATH=VALUE` applied, in order."""
     config = config.copy(copy_frozen=False)
@@ -62,18 +54,6 @@ def apply_set(config: AlgorithmConfig, path: str, raw: str) -> None:
     current = _current(config, key)
     value = _nested(current, rest, raw, path) if rest else coerce(parse_literal(raw), current, path)
     getattr(config, group)(**{key: value})
-
-
-def parse_literal(raw: str) -> Any:
-    """A Python literal (`1e-4`, `[64, 64]`, `True`); anything else is the string itself."""
-    if raw.lower() in ("true", "false"):
-        return raw.lower() == "true"
-    if raw.lower() in ("none", "null"):
-        return None
-    try:
-        return ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
-        return raw
 
 
 def coerce(value: Any, current: Any, path: str) -> Any:

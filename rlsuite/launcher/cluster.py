@@ -11,9 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import ray
-from ray.tune.execution.placement_groups import PlacementGroupFactory
 
-import envs
 import rlsuite
 from rlsuite.errors import UsageError
 
@@ -25,10 +23,10 @@ REMOTE_STORAGE_PREFIXES = ("s3://", "gs://", "gcs://", "abfs://", "az://", "hdfs
 
 
 def cluster_runtime_env(env_vars: dict[str, str]) -> dict[str, Any]:
-    """Ray runtime env for a cluster: the `rlsuite` and `envs` packages travel with the job,
-    so a node that never saw this repository builds the envs and runs the callbacks.
-    (Experiment files travel inside the pickled config; see loader.)"""
-    return {"env_vars": env_vars, "py_modules": [rlsuite, envs]}
+    """Ray runtime env for a cluster: the `rlsuite` package (its env registry included)
+    travels with the job, so a node that never saw this repository builds the envs and
+    runs the callbacks. (Experiment files travel inside the pickled config; see loader.)"""
+    return {"env_vars": env_vars, "py_modules": [rlsuite]}
 
 
 def connect(address: str, env_vars: dict[str, str]) -> None:
@@ -43,15 +41,6 @@ def connect(address: str, env_vars: dict[str, str]) -> None:
         raise UsageError(
             f"--address {address}: cannot join the Ray cluster ({reason}){hint}"
         ) from None
-
-
-def trial_resources(request: PlacementGroupFactory) -> dict[str, float]:
-    """What one trial reserves in all: CPUs, GPUs and custom resources."""
-    total: dict[str, float] = {}
-    for bundle in request.bundles:
-        for name, amount in bundle.items():
-            total[name] = total.get(name, 0.0) + amount
-    return total
 
 
 def check_resources(needed: dict[str, float], available: dict[str, float]) -> None:

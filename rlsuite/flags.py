@@ -1,0 +1,77 @@
+"""The command-line toolkit of every entry point: a parser whose errors are one line with
+exit code 2, checked number types, and `PATH=VALUE` values read as Python literals."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import sys
+from typing import Any, NoReturn
+
+from rlsuite.errors import UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports bad input as one line on stderr, exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        sys.exit(2)
+
+
+def positive_int(text: str) -> int:
+    value = _int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    value = _int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    value = non_negative_float(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def parse_assignment(text: str, flag: str = "--set") -> tuple[str, str]:
+    """`PATH=VALUE` -> (PATH, VALUE)."""
+    path, sep, value = text.partition("=")
+    if not sep or not path.strip():
+        raise UsageError(f"{flag} {text!r}: expected PATH=VALUE, e.g. {flag} training.lr=1e-4")
+    return path.strip(), value.strip()
+
+
+def parse_literal(raw: str) -> Any:
+    """A Python literal (`1e-4`, `[64, 64]`, `True`); anything else is the string itself."""
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    if raw.lower() in ("none", "null"):
+        return None
+    try:
+        return ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return raw

@@ -1,0 +1,110 @@
+"""`rlsuite.launch(...)`: the Python entry point under `python -m rlsuite.run`.
+
+For notebooks and scripts: the same checks as the command line, raising
+`rlsuite.UsageError` where the command line prints one line and exits 2.
+
+    import rlsuite
+    run = rlsuite.launch("experiments/ppo_cartpole.py", smoke=True, seeds=2)
+    run.summaries[0].episode_return_mean, run.results.get_best_result().checkpoint
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ray.tune import ResultGrid
+
+from rlsuite.errors import UsageError
+from rlsuite.experiment import Experiment
+from rlsuite.launcher import tuner
+from rlsuite.launcher.loader import load_experiment
+from rlsuite.launcher.prepare import Prepared, prepare
+from rlsuite.launcher.progress import (
+    TrialSummary,
+    best_value,
+    summarize,
+    was_interrupted,
+    write_summary,
+)
+from rlsuite.options import RunOptions, set_assignments
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one run left: Tune's results, a summary per trial, where the files are."""
+
+    results: ResultGrid
+    summaries: list[TrialSummary]
+    experiment_dir: Path
+    interrupted: bool
+    """A trial neither finished nor failed (Ctrl-C): continue with `resume=True`."""
+    failed: bool
+    """A trial failed; its summary's `error` says why."""
+    passed: bool | None
+    """With `as_test`: whether a trial reached the stop return; None otherwise."""
+    as_test_line: str | None = None
+
+
+def launch(
+    experiment: Experiment | str | Path,
+    *,
+    overrides: dict[str, Any] | list[str] | None = None,
+    name: str | None = None,
+    **options: Any,
+) -> RunResult:
+    """Run an experiment (an `Experiment` or the path of an experiment file) through Tune.
+
+    `overrides` are `--set` edits: `{"training.lr": 1e-4}` or `["training.lr=1e-4"]`.
+    Other keyword arguments are `RunOptions` fields, named as the command line's flags:
+    `smoke`, `seed`, `seeds`, `stops` (`["training_iteration=5"]`), `num_samples`,
+    `storage_path`, `address`, `num_env_runners`, `resume`, `as_test`, ...
+    """
+    fields = {f.name for f in dataclasses.fields(RunOptions)}
+    unknown = sorted(set(options) - fields)
+    if unknown:
+        raise UsageError(
+            f"rlsuite.launch: unknown option(s) {', '.join(unknown)}; "
+            f"choose from {', '.join(sorted(fields))}"
+        )
+    if isinstance(options.get("stops"), dict):
+        options["stops"] = tuple(f"{k}={v}" for k, v in options["stops"].items())
+    run_options = RunOptions(name=name, sets=set_assignments(overrides), **options)
+    if isinstance(experiment, Experiment):
+        return run_prepared(prepare(experiment, run_options, name or "experiment"))
+    path = Path(experiment)
+    return run_prepared(prepare(load_experiment(path), run_options, path.stem))
+
+
+def run_prepared(prepared: Prepared) -> RunResult:
+    """Run a prepared experiment and write its `summary.json`."""
+    experiment, launch_, threshold = prepared
+    results = tuner.run(experiment, launch_)
+    summaries = summarize(results, experiment.metric)
+    write_summary(
+        launch_.experiment_dir / "summary.json",
+        summaries,
+        experiment=launch_.name,
+        metric=experiment.metric,
+        mode=experiment.mode,
+    )
+    passed, line = (None, None) if threshold is None else _as_test(results, *threshold)
+    return RunResult(
+        results=results,
+        summaries=summaries,
+        experiment_dir=launch_.experiment_dir,
+        interrupted=was_interrupted(results),
+        failed=any(s.error for s in summaries),
+        passed=passed,
+        as_test_line=line,
+    )
+
+
+def _as_test(results: ResultGrid, metric: str, threshold: float) -> tuple[bool, str]:
+    values = [best_value(results[i], metric) for i in range(len(results))]
+    best = max((v for v in values if v is not None), default=None)
+    if best is not None and best >= threshold:
+        return True, f"as-test: passed, {metric} reached {best:.1f} >= {threshold:g}"
+    return False, f"as-test: failed, {metric} reached {best} < {threshold:g}"

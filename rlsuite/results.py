@@ -1,0 +1,50 @@
+"""Reading what Tune left in a results directory: trial folders, result lines, keys.
+
+The one place that knows Tune's files (`params.json`, `result.json`) and the suite's
+`/`-separated metric keys, for evaluation, reports, self-play and the benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+
+def trial_dirs(experiment_dir: Path) -> list[Path]:
+    """Trial directories of an experiment: those with Tune's params.json."""
+    return sorted(p for p in experiment_dir.iterdir() if (p / "params.json").exists())
+
+
+def read_results(path: Path) -> list[dict[str, Any]]:
+    """Tune's result.json: one JSON result per line; a line cut short by a crash is skipped."""
+    if not path.exists():
+        return []
+    results = []
+    for line in path.read_text().splitlines():
+        try:
+            results.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return results
+
+
+def lookup(result: Mapping[str, Any], key: str) -> Any:
+    """A `/`-separated metric key (`env_runners/episode_return_mean`) in a nested result;
+    None where it is missing."""
+    value: Any = result
+    for part in key.split("/"):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def read_json(path: Path) -> dict[str, Any] | None:
+    """A JSON object file; None when it is missing, unreadable or not an object."""
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) else None

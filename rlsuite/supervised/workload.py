@@ -1,0 +1,96 @@
+"""The supervised workload: a `SupervisedConfig` trained by a Ray Train run per Tune trial."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from ray import tune
+from ray.tune import CheckpointConfig
+
+from rlsuite.experiment import Experiment
+from rlsuite.options import RunOptions
+from rlsuite.supervised import overrides, smoke, validate
+from rlsuite.supervised.config import SupervisedConfig
+
+# What a supervised trial's own process reserves: it only waits on its Train run (Tune
+# refuses an empty request).
+DRIVER_CPUS = 0.01
+
+
+class SupervisedWorkload:
+    name = "supervised"
+    # Not RLlib's warm-up: supervised runs start many small processes (Train's controller
+    # and helpers) that never use RLlib. See worker_setup for this one.
+    worker_setup_hook = "rlsuite.supervised.worker_setup.pin_ray_address"
+
+    def apply_flags(self, experiment: Experiment, options: RunOptions) -> Experiment:
+        config = overrides.apply_sets(_config(experiment), list(options.sets))
+        config = overrides.apply_scaling(config, options)
+        config = _absolute_paths(config)
+        if options.seed is not None and not options.seeds:
+            config = config.replace(seed=options.seed)
+        return dataclasses.replace(experiment, config=config)
+
+    def smoke_config(self, config: Any) -> Any:
+        return smoke.smoke_config(config)
+
+    def check(self, experiment: Experiment, address: str | None) -> None:
+        validate.check_experiment(experiment, address)
+
+    def param_space(self, experiment: Experiment) -> dict[str, Any]:
+        return {**_config(experiment).to_dict(), **experiment.search}
+
+    def trainable(self, experiment: Experiment) -> Any:
+        """The function trainable that launches a TorchTrainer. The trial's own process only
+        waits on its Train run, whose workers reserve the resources (in their own placement
+        group); `max_concurrent_trials` keeps trials from starting Train runs that could
+        not get workers."""
+        from rlsuite.supervised.trainable import train_driver
+
+        driver = tune.with_parameters(train_driver, checkpoint_every=experiment.checkpoint_every)
+        return tune.with_resources(driver, {"CPU": DRIVER_CPUS})
+
+    def trial_resources(self, experiment: Experiment) -> dict[str, float]:
+        from rlsuite.supervised.trainable import worker_resources
+
+        resources = worker_resources(_config(experiment))
+        return {**resources, "CPU": resources["CPU"] + DRIVER_CPUS}
+
+    def max_concurrent_trials(
+        self, experiment: Experiment, cluster_resources: dict[str, float]
+    ) -> int | None:
+        """As many trials as the cluster fits Train runs."""
+        fits = [
+            int(cluster_resources.get(name, 0.0) // amount)
+            for name, amount in self.trial_resources(experiment).items()
+            if amount > 0
+        ]
+        return max(1, min(fits, default=1))
+
+    def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:
+        # A supervised trial (a function trainable) checkpoints itself, every
+        # `checkpoint_every` epochs and after the last; Tune only keeps the newest.
+        return CheckpointConfig(
+            checkpoint_frequency=0,
+            checkpoint_at_end=False,
+            num_to_keep=experiment.keep_checkpoints,
+        )
+
+
+def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
+    """`data_path` and `model_path` relative to where the command runs: Ray's Train
+    workers do not run there, so a relative path would miss (URIs pass unchanged)."""
+    changes = {}
+    for name in ("data_path", "model_path"):
+        value = getattr(config, name)
+        if isinstance(value, str) and "://" not in value:
+            changes[name] = str(Path(value).expanduser().absolute())
+    return config.replace(**changes)
+
+
+def _config(experiment: Experiment) -> SupervisedConfig:
+    config = experiment.config
+    assert isinstance(config, SupervisedConfig), "the supervised workload runs SupervisedConfigs"
+    return config
