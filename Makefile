@@ -23,5 +23,5 @@ test-slow:  ## learning tests and exhaustive env checks (tens of minutes)
 smoke:
 	for f in experiments/*.py; do python -m rlsuite.run $$f --smoke || exit 1; done
 
-bench:
-	python scripts/bench_overhead.py
+bench:  ## lists the benchmarks and their commands: each takes minutes and wants a quiet machine
+	cd scripts && python -m benchmarks

@@ -1,43 +1,54 @@
-"""Single-agent throughput against plain RLlib, both in one run:
-`python scripts/bench.py [--case ppo_atari|dqn_atari|ppo_cartpole|sac_pendulum ...]
-[--env-steps N] [--rounds R] [--json]`. Logic in rlsuite/bench.py."""
+"""Single-agent throughput against plain RLlib, both sides in one run: PPO and DQN on
+Pong, PPO CartPole to a return of 450, SAC on Pendulum (the cases: benchmarks/cases.py).
 
-import json
+python scripts/bench.py [--case NAME ...] [--env-steps N] [--rounds R] [--smoke] [--json]
+"""
+
+from __future__ import annotations
+
 import sys
 
-from rlsuite.bench import CASES, machine, measure
-from rlsuite.cli import Parser, positive_int
+from benchmarks.cases import CASES
+from benchmarks.common import bench_parser, emit
 
-parser = Parser(prog="python scripts/bench.py", description=__doc__)
-parser.add_argument(
-    "--case",
-    action="append",
-    choices=sorted(CASES),
-    help="case to run (repeatable; default: all, one after another)",
-)
-parser.add_argument(
-    "--env-steps", type=positive_int, help="env steps for both sides (default: the case's)"
-)
-parser.add_argument(
-    "--rounds", type=positive_int, default=1, help="alternate baseline and suite R times (medians)"
-)
-parser.add_argument("--smoke", action="store_true", help="both sides shrunk as by `--smoke`")
-parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-args = parser.parse_args()
+from rlsuite.flags import positive_int
 
-before = machine()
-results = []
-for case in args.case or sorted(CASES):
-    result = measure(case, args.env_steps, args.rounds, smoke=args.smoke)
-    results.append(result)
-    if not args.json:
-        print(result.report(), flush=True)
-after = machine()
-if args.json:
-    cases = [r.to_dict() for r in results]
-    print(json.dumps({"machine_before": before, "machine_after": after, "cases": cases}, indent=2))
-else:
-    print(
-        f"load average before {before['load_average_1m']:.1f}, after {after['load_average_1m']:.1f} on {before['cpus']} CPUs"
+
+def main() -> int:
+    parser = bench_parser("bench.py", __doc__)
+    parser.add_argument(
+        "--case",
+        action="append",
+        choices=sorted(CASES),
+        help="case to run (repeatable; default: all, one after another)",
     )
-sys.exit(0)
+    parser.add_argument(
+        "--env-steps", type=positive_int, help="env steps for both sides (default: the case's)"
+    )
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=1,
+        help="alternate baseline and suite R times (medians)",
+    )
+    parser.add_argument("--smoke", action="store_true", help="both sides shrunk as by `--smoke`")
+    args = parser.parse_args()
+    # Imported after parsing: bad input fails at once, not after RLlib and torch load.
+    from benchmarks.throughput import ThroughputRun, machine, measure
+
+    before = machine()
+    cases = []
+    for case in args.case or sorted(CASES):
+        cases.append(measure(case, args.env_steps, args.rounds, smoke=args.smoke))
+        if not args.json:  # each case as soon as it ends: a run of all of them takes long
+            print(cases[-1].report(), flush=True)
+    run = ThroughputRun(cases, before, machine())
+    if args.json:
+        emit(run, as_json=True)
+    else:
+        print(run.machine_line())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

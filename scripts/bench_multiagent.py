@@ -1,15 +1,30 @@
-"""Multi-agent throughput on MPE simple_spread (raw env, RLlib's default path, rlsuite):
-`python scripts/bench_multiagent.py [--env-steps N] [--json]`."""
+"""Multi-agent throughput on MPE simple_spread: the raw PettingZoo env, RLlib's default
+multi-agent path and rlsuite's ppo_shared_spread.py, env steps per second.
 
-import argparse
+python scripts/bench_multiagent.py [--env-steps N] [--json]
+"""
 
-from rlsuite.bench_multiagent import measure
+from __future__ import annotations
 
-parser = argparse.ArgumentParser(description=__doc__)
-parser.add_argument(
-    "--env-steps", type=int, default=12_000, help="training budget of both RLlib runs"
-)
-parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-args = parser.parse_args()
-result = measure(args.env_steps)
-print(result.to_json() if args.json else result.report())
+import sys
+
+from benchmarks.common import bench_parser, emit
+
+from rlsuite.flags import positive_int
+
+
+def main() -> int:
+    parser = bench_parser("bench_multiagent.py", __doc__)
+    parser.add_argument(
+        "--env-steps", type=positive_int, default=12_000, help="training budget of both RLlib runs"
+    )
+    args = parser.parse_args()
+    # Imported after parsing: bad input fails at once, not after RLlib and torch load.
+    from benchmarks.multiagent import measure
+
+    emit(measure(args.env_steps), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

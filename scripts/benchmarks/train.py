@@ -10,25 +10,25 @@ start-up and the first epoch's allocations are left out. The suite's figure is t
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch.utils.data import DataLoader
 
+from benchmarks.common import EXPERIMENTS, run_child
 from rlsuite import metrics
+from rlsuite.results import read_results
 from rlsuite.supervised import SupervisedConfig, optim
 from rlsuite.supervised.vision import build_resnet18, load_synthetic
 
-ROOT = Path(__file__).resolve().parents[1]
 # No search space or scheduler: every setting comes from `bench_config` through --set.
-EXPERIMENT = ROOT / "experiments" / "resnet50_imagenet.py"
+EXPERIMENT = EXPERIMENTS / "resnet50_imagenet.py"
 NAME = "bench_train"
 
 
@@ -62,13 +62,13 @@ class TrainBench:
             f"  ratio rlsuite / plain    {self.ratio:9.3f}  (goal >= 0.95)"
         )
 
-    def to_json(self) -> str:
+    def to_json(self) -> dict[str, Any]:
         figures = {
             "suite_images_per_s": self.suite_images_per_s,
             "plain_images_per_s": self.plain_images_per_s,
             "ratio": self.ratio,
         }
-        return json.dumps({**asdict(self), **figures}, indent=2)
+        return {**asdict(self), **figures}
 
 
 def bench_config(images: int, batch_size: int, epochs: int, gpu: bool) -> SupervisedConfig:
@@ -114,16 +114,13 @@ def suite_images_per_second(config: SupervisedConfig) -> float:
         command += ["--name", NAME, "--storage-path", storage, "--stop", f"epoch={config.epochs}"]
         for assignment in sets:
             command += ["--set", assignment]
-        done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"rlsuite.run failed ({done.returncode}):\n{done.stderr[-3000:]}")
+        run_child(command)
         (result,) = Path(storage, NAME).glob("*/result.json")
         return last_samples_per_second(result)
 
 
 def last_samples_per_second(result_json: Path) -> float:
-    rows = [json.loads(line) for line in result_json.read_text().splitlines() if line]
-    return float(rows[-1][metrics.SAMPLES_PER_SECOND])
+    return float(read_results(result_json)[-1][metrics.SAMPLES_PER_SECOND])
 
 
 def plain_images_per_second(config: SupervisedConfig) -> float:

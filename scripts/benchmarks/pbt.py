@@ -9,31 +9,32 @@ Each run is a fresh process, like a user's.
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
+from benchmarks.common import EXPERIMENTS, run_child
 from rlsuite import metrics
+from rlsuite.results import lookup, read_results
 
-ROOT = Path(__file__).resolve().parents[1]
-PBT_EXPERIMENT = ROOT / "experiments" / "pbt_ppo_cartpole.py"
-SCALING_EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
+PBT_EXPERIMENT = EXPERIMENTS / "pbt_ppo_cartpole.py"
+SCALING_EXPERIMENT = EXPERIMENTS / "ppo_cartpole.py"
 
-# Runs the experiment with or without its scheduler through the launcher itself.
+# The experiment without its scheduler, through the suite's Python entry point (the same
+# checks and launcher as `rlsuite.run`, which runs the PBT side).
 RUN_WITHOUT_SCHEDULER = """
 import dataclasses, sys
-from pathlib import Path
-from rlsuite import launcher, metrics
+import rlsuite
+from rlsuite import metrics
 from rlsuite.launcher.loader import load_experiment
 experiment = load_experiment(sys.argv[1])
 experiment = dataclasses.replace(
     experiment, scheduler=None, stop={metrics.TRAINING_ITERATION: int(sys.argv[2])}
 )
-launcher.run(experiment, launcher.Launch(name="no_pbt", storage_path=Path(sys.argv[3])))
+run = rlsuite.launch(experiment, name="no_pbt", storage_path=sys.argv[3])
+sys.exit(1 if run.failed else 0)
 """
 
 
@@ -61,17 +62,17 @@ class PbtBench:
             lines.append(f"  {runners:>2} env runners  {rate:9.0f}  ({rate / base:.2f}x)")
         return "\n".join(lines)
 
-    def to_json(self) -> str:
-        return json.dumps({**asdict(self), "ratio": self.ratio}, indent=2)
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ratio": self.ratio}
 
 
 def measure(iterations: int, runner_counts: list[int]) -> PbtBench:
     with tempfile.TemporaryDirectory() as out:
-        no_pbt = _timed(
-            [sys.executable, "-c", RUN_WITHOUT_SCHEDULER, str(PBT_EXPERIMENT), str(iterations), out]
-        )
+        args = [str(PBT_EXPERIMENT), str(iterations), out]
+        no_pbt = run_child([sys.executable, "-c", RUN_WITHOUT_SCHEDULER, *args]).wall_s
     with tempfile.TemporaryDirectory() as out:
-        pbt = _timed(_cli(PBT_EXPERIMENT, out, "--stop", f"training_iteration={iterations}"))
+        stop = ("--stop", f"training_iteration={iterations}")
+        pbt = run_child(_cli(PBT_EXPERIMENT, out, *stop)).wall_s
     rates = {n: sampling_rate(n, iterations) for n in runner_counts}
     return PbtBench(iterations, pbt, no_pbt, rates)
 
@@ -79,33 +80,19 @@ def measure(iterations: int, runner_counts: list[int]) -> PbtBench:
 def sampling_rate(env_runners: int, iterations: int) -> float:
     """Env steps per second of training time (sampling and learning) with `env_runners`."""
     with tempfile.TemporaryDirectory() as out:
-        flags = (
-            "--stop",
-            f"training_iteration={iterations}",
-            "--num-env-runners",
-            str(env_runners),
-        )
-        subprocess.run(
-            _cli(SCALING_EXPERIMENT, out, *flags), cwd=ROOT, check=True, capture_output=True
-        )
-        (result_file,) = Path(out).glob("ppo_cartpole/*/result.json")
+        stop = ("--stop", f"training_iteration={iterations}")
+        runners = ("--num-env-runners", str(env_runners))
+        run_child(_cli(SCALING_EXPERIMENT, out, *stop, *runners))
+        (result_file,) = Path(out).glob(f"{SCALING_EXPERIMENT.stem}/*/result.json")
         return steps_per_second(result_file)
 
 
 def steps_per_second(result_file: Path) -> float:
     """Env steps over training seconds of a trial's last result."""
-    last = json.loads(result_file.read_text().splitlines()[-1])
-    steps = last
-    for part in metrics.ENV_STEPS_SAMPLED_LIFETIME.split("/"):
-        steps = steps[part]
+    last = read_results(result_file)[-1]
+    steps = lookup(last, metrics.ENV_STEPS_SAMPLED_LIFETIME)
     return float(steps) / float(last[metrics.TIME_TOTAL_S])
 
 
 def _cli(experiment: Path, out: str, *flags: str) -> list[str]:
     return [sys.executable, "-m", "rlsuite.run", str(experiment), "--storage-path", out, *flags]
-
-
-def _timed(command: list[str]) -> float:
-    start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
-    return time.perf_counter() - start

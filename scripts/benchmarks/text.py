@@ -44,13 +44,24 @@ class TextBenchResult:
         """Median suite / median plain throughput (1.0: the suite costs nothing)."""
         return statistics.median(self.suite) / statistics.median(self.plain)
 
-    def line(self) -> str:
+    def report(self) -> str:
         return (
             f"BERT-{self.size} seq {self.seq_length} batch {self.batch_size}, {self.device}: plain PyTorch "
             f"{statistics.median(self.plain):,.2f} samples/s, suite's Ray Train loop "
             f"{statistics.median(self.suite):,.2f} samples/s, ratio {self.ratio:.2f} "
             f"(medians of {len(self.plain)} rounds)"
         )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "size": self.size,
+            "seq_length": self.seq_length,
+            "batch_size": self.batch_size,
+            "device": self.device,
+            "plain_samples_per_second": self.plain,
+            "suite_samples_per_second": self.suite,
+            "ratio": self.ratio,
+        }
 
 
 def bench_config(
@@ -154,7 +165,7 @@ def suite_samples_per_second(config: SupervisedConfig) -> float:
     return float(result.metrics[metrics.SAMPLES_PER_SECOND])
 
 
-def run_bench(
+def measure(
     size: str = "tiny",
     seq_length: int = 128,
     batch_size: int = 32,
@@ -184,15 +195,3 @@ def run_bench(
             ray.shutdown()
     device = torch.cuda.get_device_name() if gpu else f"CPU, {threads} thread(s)"
     return TextBenchResult(size, seq_length, batch_size, device, plain, suite)
-
-
-def as_dict(result: TextBenchResult) -> dict[str, Any]:
-    return {
-        "size": result.size,
-        "seq_length": result.seq_length,
-        "batch_size": result.batch_size,
-        "device": result.device,
-        "plain_samples_per_second": result.plain,
-        "suite_samples_per_second": result.suite,
-        "ratio": result.ratio,
-    }

@@ -5,6 +5,9 @@ RLlib's default path (for Atari: `wrap_atari_for_new_api_stack`, one env runner 
 envs, 2,000-sample batches, 2 epochs). They run in a fresh process as a plain RLlib
 script: `ray.init()` with Ray's defaults, `config.build_algo()`, `algo.train()` in a loop.
 Nothing from rlsuite's launcher, registry or CPU defaults is used.
+
+Run as `python -m benchmarks.baselines CASE ENV_STEPS TARGET|none OUT smoke|full [rlsuite]`
+with scripts/ on PYTHONPATH (`throughput.run_baseline` does).
 """
 
 from __future__ import annotations
@@ -86,21 +89,18 @@ def with_rlsuite_machinery(config: AlgorithmConfig) -> AlgorithmConfig:
 def train_with_rlsuite(
     case: str, env_steps: int, target_return: float | None, storage: str, smoke: bool
 ) -> None:
-    """The baseline's config through rlsuite's launcher (Tune, one torch thread per
-    process); results go to `storage/case/<trial>/result.json`."""
-    from pathlib import Path
-
-    from rlsuite import launcher, metrics
-    from rlsuite.experiment import Experiment
-    from rlsuite.smoke import smoke as shrink
+    """The baseline's config through rlsuite's launcher (`rlsuite.launch`: Tune, one torch
+    thread per process); results go to `storage/case/<trial>/result.json`."""
+    import rlsuite
+    from rlsuite import metrics
 
     stop = {metrics.ENV_STEPS_SAMPLED_LIFETIME: float(env_steps)}
     if target_return is not None:
         stop[metrics.EPISODE_RETURN_MEAN] = target_return
-    experiment = Experiment(config=with_rlsuite_machinery(BASELINES[case]()), stop=stop)
-    if smoke:
-        experiment = shrink(experiment)
-    launcher.run(experiment, launcher.Launch(name=case, storage_path=Path(storage)))
+    experiment = rlsuite.Experiment(config=with_rlsuite_machinery(BASELINES[case]()), stop=stop)
+    run = rlsuite.launch(experiment, name=case, storage_path=storage, smoke=smoke)
+    if run.failed:
+        sys.exit(f"{case}: the trial failed: {run.summaries[0].error}")
 
 
 def train(case: str, env_steps: int, target_return: float | None, out: str, smoke: bool) -> None:
@@ -108,7 +108,8 @@ def train(case: str, env_steps: int, target_return: float | None, out: str, smok
     goes to `out` as one JSON line, like Tune's result.json."""
     import ray
 
-    from rlsuite.smoke import ITERATIONS, smoke_config
+    from rlsuite.launcher.smoke import ITERATIONS
+    from rlsuite.rl.smoke import smoke_config
 
     config = BASELINES[case]()
     if smoke:  # the same shrinking as `rlsuite.run --smoke`, for the benchmark's own test
@@ -133,7 +134,7 @@ def train(case: str, env_steps: int, target_return: float | None, out: str, smok
 def _done(result: dict[str, Any], env_steps: int, target: float | None) -> bool:
     """The suite's side stops on the same two criteria through Tune's `stop`."""
     from rlsuite import metrics
-    from rlsuite.bench import lookup
+    from rlsuite.results import lookup
 
     steps = lookup(result, metrics.ENV_STEPS_SAMPLED_LIFETIME) or 0
     episode_return = lookup(result, metrics.EPISODE_RETURN_MEAN)

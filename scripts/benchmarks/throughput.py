@@ -3,7 +3,7 @@ experiment for the same env steps, in one run, each in a fresh process like a us
 
 The figures to read are the ratios (suite over baseline for rates, baseline over suite for
 times): both sides see the same machine noise when they run back to back, or alternate
-over `rounds` (medians). Baselines are in `rlsuite/bench_baselines.py`.
+over `rounds` (medians). The cases are in `cases.py`, the baselines in `baselines.py`.
 """
 
 from __future__ import annotations
@@ -17,38 +17,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchmarks.cases import CASES, Case
+from benchmarks.common import EXPERIMENTS, run_child, scripts_on_path
 from rlsuite import metrics
-from rlsuite.process_cpu import run_measured
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass(frozen=True)
-class Case:
-    experiment: str | None
-    """File in experiments/ that is the suite's side; None: the baseline's own config run
-    by rlsuite (`bench_baselines.with_rlsuite_machinery`), to compare at equal learning."""
-    env_steps: int
-    """Default budget of env steps for both sides."""
-    target_return: float | None = None
-    """Time-to-return cases stop (both sides) at the first mean return this high."""
-    suite_flags: tuple[str, ...] = ()
-    """`rlsuite.run` flags that make the suite's side comparable, each with its reason."""
-
-
-CASES: dict[str, Case] = {
-    "ppo_atari": Case("ppo_atari.py", 20_000),
-    "ppo_atari_same_settings": Case(None, 20_000),
-    "dqn_atari": Case(
-        "dqn_atari.py",
-        10_000,
-        # Rainbow starts learning after 20k steps; start where RLlib's default does, so both
-        # sides learn within the budget.
-        suite_flags=("--set", "training.num_steps_sampled_before_learning_starts=1000"),
-    ),
-    "ppo_cartpole": Case("ppo_cartpole.py", 500_000, target_return=450),
-    "sac_pendulum": Case("sac_pendulum.py", 20_000, target_return=-250),
-}
+from rlsuite.results import lookup, read_results
 
 
 @dataclass(frozen=True)
@@ -79,6 +51,25 @@ class Side:
     @property
     def cpu_ms_per_env_step(self) -> float | None:
         return None if self.cpu_s is None else 1000 * self.cpu_s / self.env_steps
+
+    def to_json(self) -> dict[str, Any]:
+        rates = {
+            "env_steps_per_s": self.env_steps_per_s,
+            "learner_samples_per_s": self.learner_samples_per_s,
+            "cpu_ms_per_env_step": self.cpu_ms_per_env_step,
+        }
+        return {**asdict(self), **rates}
+
+
+ROWS = (
+    ("env_steps_per_s", "env steps/s"),
+    ("learner_samples_per_s", "learner samples/s"),
+    ("train_s", "training s"),
+    ("wall_s", "wall s"),
+    ("time_to_return_s", "training s to the return"),
+    ("cpu_ms_per_env_step", "CPU ms per env step"),
+    ("final_return", "last mean return"),
+)
 
 
 @dataclass(frozen=True)
@@ -129,40 +120,47 @@ class CaseResult:
         lines.append(f"  command: {self.command}")
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
-        sides = {
-            side: [{**asdict(run), **_rates(run)} for run in runs]
-            for side, runs in (("baseline", self.baseline), ("suite", self.suite))
-        }
+    def to_json(self) -> dict[str, Any]:
         return {
             "case": self.case,
             "env_steps": self.env_steps,
             "target_return": self.target_return,
             "command": self.command,
-            **sides,
+            "baseline": [run.to_json() for run in self.baseline],
+            "suite": [run.to_json() for run in self.suite],
             "speed_up": self.ratios(),
         }
 
 
-ROWS = (
-    ("env_steps_per_s", "env steps/s"),
-    ("learner_samples_per_s", "learner samples/s"),
-    ("train_s", "training s"),
-    ("wall_s", "wall s"),
-    ("time_to_return_s", "training s to the return"),
-    ("cpu_ms_per_env_step", "CPU ms per env step"),
-    ("final_return", "last mean return"),
-)
+@dataclass(frozen=True)
+class ThroughputRun:
+    """Every case of one invocation, and the machine's load before and after it."""
+
+    cases: list[CaseResult]
+    machine_before: dict[str, Any]
+    machine_after: dict[str, Any]
+
+    def machine_line(self) -> str:
+        before, after = self.machine_before, self.machine_after
+        return (
+            f"load average before {before['load_average_1m']:.1f}, "
+            f"after {after['load_average_1m']:.1f} on {before['cpus']} CPUs"
+        )
+
+    def report(self) -> str:
+        return "\n".join([*(case.report() for case in self.cases), self.machine_line()])
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "machine_before": self.machine_before,
+            "machine_after": self.machine_after,
+            "cases": [case.to_json() for case in self.cases],
+        }
 
 
-def lookup(row: dict[str, Any], key: str) -> Any:
-    """A flattened result key (`env_runners/episode_return_mean`) in a nested result."""
-    value: Any = row
-    for part in key.split("/"):
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return value
+def machine() -> dict[str, Any]:
+    """The machine as the figures saw it; a load above the CPU count means it was shared."""
+    return {"cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}
 
 
 def summarize(
@@ -194,10 +192,6 @@ def summarize(
     )
 
 
-def read_rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def command_line(case: str, env_steps: int, rounds: int, smoke: bool = False) -> str:
     command = f"python scripts/bench.py --case {case} --env-steps {env_steps} --rounds {rounds}"
     return command + " --smoke" if smoke else command
@@ -222,16 +216,16 @@ def measure(
 def _log(case: str, side_name: str, side: Side) -> None:
     """Each side's figures on stderr as soon as they exist: long runs lose nothing when
     the other side fails."""
-    print(f"{case} {side_name}: {json.dumps({**asdict(side), **_rates(side)})}", file=sys.stderr)
+    print(f"{case} {side_name}: {json.dumps(side.to_json())}", file=sys.stderr)
 
 
 def run_baseline(case: str, env_steps: int, smoke: bool) -> Side:
     with tempfile.TemporaryDirectory() as out:
         rows_file = Path(out) / "result.json"
-        wall_s, cpu_s = run_measured(
-            _baseline_command(case, env_steps, str(rows_file), smoke), ROOT
-        )
-        return summarize(read_rows(rows_file), CASES[case].target_return, wall_s, cpu_s)
+        command = _baseline_command(case, env_steps, str(rows_file), smoke)
+        child = run_child(command, env=scripts_on_path(), meter_cpu=True)
+        rows = read_results(rows_file)
+        return summarize(rows, CASES[case].target_return, child.wall_s, child.cpu_s)
 
 
 def run_suite(case: str, env_steps: int, smoke: bool) -> Side:
@@ -239,12 +233,12 @@ def run_suite(case: str, env_steps: int, smoke: bool) -> Side:
     with tempfile.TemporaryDirectory() as out:
         if spec.experiment is None:
             command = [*_baseline_command(case, env_steps, out, smoke), "rlsuite"]
+            child = run_child(command, env=scripts_on_path(), meter_cpu=True)
         else:
             command = [*_suite_command(spec, env_steps, smoke), "--storage-path", out]
-            command += ["--name", case]
-        wall_s, cpu_s = run_measured(command, ROOT)
+            child = run_child([*command, "--name", case], meter_cpu=True)
         (rows_file,) = Path(out).glob(f"{case}/*/result.json")
-        return summarize(read_rows(rows_file), spec.target_return, wall_s, cpu_s)
+        return summarize(read_results(rows_file), spec.target_return, child.wall_s, child.cpu_s)
 
 
 def _baseline_command(case: str, env_steps: int, out: str, smoke: bool) -> list[str]:
@@ -252,7 +246,7 @@ def _baseline_command(case: str, env_steps: int, out: str, smoke: bool) -> list[
     return [
         sys.executable,
         "-m",
-        "rlsuite.bench_baselines",
+        "benchmarks.baselines",
         case,
         str(env_steps),
         "none" if target is None else str(target),
@@ -263,7 +257,7 @@ def _baseline_command(case: str, env_steps: int, out: str, smoke: bool) -> list[
 
 def _suite_command(spec: Case, env_steps: int, smoke: bool) -> list[str]:
     assert spec.experiment is not None
-    command = [sys.executable, "-m", "rlsuite.run", str(ROOT / "experiments" / spec.experiment)]
+    command = [sys.executable, "-m", "rlsuite.run", str(EXPERIMENTS / spec.experiment)]
     if smoke:
         command.append("--smoke")  # smoke's own stop: two iterations
     else:
@@ -273,23 +267,7 @@ def _suite_command(spec: Case, env_steps: int, smoke: bool) -> list[str]:
     return command + list(spec.suite_flags)
 
 
-def machine() -> dict[str, Any]:
-    """The machine as the figures saw it; a load above the CPU count means it was shared."""
-    return {"cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}
-
-
-def _rates(side: Side) -> dict[str, float | None]:
-    return {
-        "env_steps_per_s": side.env_steps_per_s,
-        "learner_samples_per_s": side.learner_samples_per_s,
-        "cpu_ms_per_env_step": side.cpu_ms_per_env_step,
-    }
-
-
 def _fmt(value: float | None) -> str:
     if value is None:
         return "-"
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.1f}"
-
-
-__all__ = ["CASES", "CaseResult", "Side", "lookup", "machine", "measure", "summarize"]

@@ -12,8 +12,8 @@ learning, without Ray's start-up). One env step is one parallel step of all thre
 
 from __future__ import annotations
 
+import importlib
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,10 +21,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.common import EXPERIMENTS, run_child
 from rlsuite import metrics
+from rlsuite.results import lookup, read_results
 
-ROOT = Path(__file__).resolve().parents[1]
-SUITE_EXPERIMENT = ROOT / "experiments" / "ppo_shared_spread.py"
+SUITE_EXPERIMENT = EXPERIMENTS / "ppo_shared_spread.py"
 PETTINGZOO_MODULE = "mpe2.simple_spread_v3"
 
 # What a user writes with RLlib alone (RLlib's PettingZoo example, one shared policy).
@@ -71,11 +72,11 @@ class TrainingFigures:
     @classmethod
     def from_result(cls, result: dict[str, Any]) -> TrainingFigures:
         return cls(
-            env_steps_per_s=_get(result, metrics.ENV_STEPS_SAMPLED_LIFETIME)
-            / _get(result, metrics.TIME_TOTAL_S),
-            iterations=int(_get(result, metrics.TRAINING_ITERATION)),
-            sampling_s=_get(result, metrics.SAMPLING_TIME_S),
-            learning_s=_get(result, metrics.LEARNING_TIME_S),
+            env_steps_per_s=_number(result, metrics.ENV_STEPS_SAMPLED_LIFETIME)
+            / _number(result, metrics.TIME_TOTAL_S),
+            iterations=int(_number(result, metrics.TRAINING_ITERATION)),
+            sampling_s=_number(result, metrics.SAMPLING_TIME_S),
+            learning_s=_number(result, metrics.LEARNING_TIME_S),
         )
 
 
@@ -121,8 +122,8 @@ class MultiAgentBench:
             ]
         )
 
-    def to_json(self) -> str:
-        return json.dumps({**asdict(self), "ratio": self.ratio}, indent=2)
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "ratio": self.ratio}
 
 
 def measure(env_steps: int, raw_steps: int = 5_000) -> MultiAgentBench:
@@ -136,8 +137,6 @@ def measure(env_steps: int, raw_steps: int = 5_000) -> MultiAgentBench:
 
 def raw_env_rate(steps: int, seed: int = 0) -> float:
     """Parallel steps per second of PettingZoo's simple_spread with random actions."""
-    import importlib
-
     env = importlib.import_module(PETTINGZOO_MODULE).parallel_env()
     env.reset(seed=seed)
     for agent in env.possible_agents:
@@ -154,36 +153,21 @@ def raw_env_rate(steps: int, seed: int = 0) -> float:
 
 
 def rllib_default_run(env_steps: int) -> TrainingFigures:
-    done = subprocess.run(
-        [sys.executable, "-c", RLLIB_DEFAULT, str(env_steps)],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return TrainingFigures.from_result(json.loads(done.stdout.strip().splitlines()[-1]))
+    child = run_child([sys.executable, "-c", RLLIB_DEFAULT, str(env_steps)])
+    return TrainingFigures.from_result(json.loads(child.stdout.strip().splitlines()[-1]))
 
 
 def rlsuite_run(env_steps: int) -> TrainingFigures:
     with tempfile.TemporaryDirectory() as out:
-        command = [
-            sys.executable,
-            "-m",
-            "rlsuite.run",
-            str(SUITE_EXPERIMENT),
-            "--stop",
-            f"env_steps={env_steps}",
-            "--storage-path",
-            out,
-        ]
-        subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
+        command = [sys.executable, "-m", "rlsuite.run", str(SUITE_EXPERIMENT)]
+        run_child([*command, "--stop", f"env_steps={env_steps}", "--storage-path", out])
         (result_file,) = Path(out).glob(f"{SUITE_EXPERIMENT.stem}/*/result.json")
-        return TrainingFigures.from_result(json.loads(result_file.read_text().splitlines()[-1]))
+        return TrainingFigures.from_result(read_results(result_file)[-1])
 
 
-def _get(result: dict[str, Any], key: str) -> float:
-    """A flattened result key (`env_runners/num_env_steps_sampled_lifetime`) from a nested result."""
-    value: Any = result
-    for part in key.split("/"):
-        value = value[part]
+def _number(result: dict[str, Any], key: str) -> float:
+    """A `/`-separated key of a training result, which must be there."""
+    value = lookup(result, key)
+    if value is None:
+        raise KeyError(f"the training result has no {key}")
     return float(value)

@@ -6,10 +6,12 @@ import json
 import subprocess
 import sys
 
+from benchmarks.baselines import BASELINES
+from benchmarks.cases import CASES
+from benchmarks.common import ROOT
+from benchmarks.throughput import CaseResult, Side, run_baseline, summarize
 from rlsuite import metrics
-from rlsuite.bench import CASES, CaseResult, Side, lookup, run_baseline, summarize
-from rlsuite.bench_baselines import BASELINES
-from tests.conftest import ROOT
+from rlsuite.results import lookup
 
 
 def _row(steps: float, trained: float, seconds: float, episode_return: float | None) -> dict:
@@ -45,7 +47,7 @@ def test_speed_ups_are_ratios_of_medians_and_above_one_when_the_suite_is_faster(
     assert ratios["time_to_return_s"] == 75.0 / 18.0
     report = result.report()
     assert "5.00x" in report and "4.17x" in report and result.command in report
-    assert json.loads(json.dumps(result.to_dict()))["speed_up"]["env_steps_per_s"] == 5.0
+    assert json.loads(json.dumps(result.to_json()))["speed_up"]["env_steps_per_s"] == 5.0
 
 
 def test_a_round_that_misses_the_target_has_no_time_to_return() -> None:

@@ -3,7 +3,7 @@ that tests/test_supervised_text.py runs through the CLI)."""
 
 from __future__ import annotations
 
-from rlsuite.bench_text import TextBenchResult, as_dict, bench_config, plain_epoch
+from benchmarks.text import TextBenchResult, bench_config, plain_epoch
 
 
 def test_ratio_is_of_medians() -> None:
@@ -11,8 +11,8 @@ def test_ratio_is_of_medians() -> None:
         "tiny", 128, 32, "CPU", plain=[100.0, 90.0, 10.0], suite=[95.0, 80.0, 85.0]
     )
     assert result.ratio == 85.0 / 90.0
-    assert "ratio 0.94" in result.line()
-    assert as_dict(result)["ratio"] == result.ratio
+    assert "ratio 0.94" in result.report()
+    assert result.to_json()["ratio"] == result.ratio
 
 
 def test_plain_loop_times_one_whole_epoch_of_a_tiny_bert() -> None:
