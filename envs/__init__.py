@@ -3,19 +3,25 @@
 from rlsuite.envs.registry import (
     UnknownEnvError,
     creator,
+    display_name,
     is_multi_agent,
+    is_registered,
     is_turn_based,
     make,
     names,
     register,
+    takes_max_episode_steps,
 )
 
 __all__ = [
     "UnknownEnvError",
     "creator",
+    "display_name",
     "is_multi_agent",
+    "is_registered",
     "is_turn_based",
     "make",
     "names",
     "register",
+    "takes_max_episode_steps",
 ]

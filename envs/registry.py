@@ -13,6 +13,8 @@ from typing import Any
 
 import gymnasium as gym
 
+from rlsuite.envs import outside
+
 EnvCreator = Callable[[dict[str, Any]], gym.Env]
 EnvFactory = Callable[[Mapping[str, Any] | None], gym.Env]
 
@@ -68,19 +70,80 @@ def names() -> list[str]:
     )
 
 
-def is_multi_agent(name: str) -> bool:
-    """Whether `name` is a multi-agent env (an RLlib MultiAgentEnv needing `.multi_agent()`)."""
-    return name in PETTINGZOO_MODULES or is_turn_based(name)
+def is_multi_agent(env: str | type, env_config: Mapping[str, Any] | None = None) -> bool:
+    """Whether `env` is a multi-agent env (an RLlib MultiAgentEnv needing `.multi_agent()`).
+    Registry names answer from the tables; other envs are built once to see."""
+    if isinstance(env, str) and is_registered(env):
+        return _in_tables(env)
+    return _built_kind(env, env_config)[0]
 
 
-def is_turn_based(name: str) -> bool:
-    """Whether `name` is a turn-based (AEC) game: one agent moves per step."""
-    return name in PETTINGZOO_TURN_BASED
+def is_turn_based(env: str | type, env_config: Mapping[str, Any] | None = None) -> bool:
+    """Whether `env` is a turn-based (AEC) game: one agent moves per step."""
+    if isinstance(env, str) and is_registered(env):
+        return env in PETTINGZOO_TURN_BASED
+    return _built_kind(env, env_config)[1]
 
 
-def creator(name: str) -> EnvFactory:
-    """The creator for `name`; raises UnknownEnvError with suggestions if there is none."""
-    if is_multi_agent(name):
+def creator(env: str | type) -> EnvFactory:
+    """The creator of `env` as RLlib would build it: a name of this registry, a name
+    registered with Tune's `register_env`, a Gymnasium id, or an env class. Raises
+    UnknownEnvError with close names if `env` is none of these."""
+    if isinstance(env, type):
+        return outside.class_creator(env)
+    if is_registered(env):
+        return _registry_creator(env)
+    factory = outside.tune_creator(env) or outside.gymnasium_creator(env)
+    if factory is None:
+        raise UnknownEnvError(_unknown_message(env))
+    return factory
+
+
+def display_name(env: str | type | None) -> str:
+    """How messages name an env: its name, or an env class's qualified name."""
+    return f"{env.__module__}.{env.__qualname__}" if isinstance(env, type) else str(env)
+
+
+def takes_max_episode_steps(env: str | type | None) -> bool:
+    """Whether `env_config["max_episode_steps"]` limits `env`'s episodes (`--smoke` sets
+    it): true for registry names and Gymnasium ids (`gym.make` takes it), not for a
+    user's creator or class, which may refuse unknown keys."""
+    if not isinstance(env, str):
+        return False
+    return is_registered(env) or outside.gymnasium_creator(env) is not None
+
+
+def is_registered(name: str) -> bool:
+    """Whether `name` is one of this registry's `family/name` envs."""
+    return _in_tables(name) or name in GYMNASIUM_IDS or _is_atari_name(name)
+
+
+def _in_tables(name: str) -> bool:
+    return name in PETTINGZOO_MODULES or name in PETTINGZOO_TURN_BASED
+
+
+def _is_atari_name(env: str | type) -> bool:
+    if not isinstance(env, str) or not env.startswith(ATARI_FAMILY):
+        return False
+    from rlsuite.envs.atari import game_ids
+
+    return env.removeprefix(ATARI_FAMILY) in game_ids()
+
+
+def _built_kind(env: str | type, env_config: Mapping[str, Any] | None) -> tuple[bool, bool]:
+    """(multi-agent, turn-based) of an env from outside the registry, read off a built
+    one: only the env knows (a `register_env` creator may return anything)."""
+    from ray.rllib.env.multi_agent_env import MultiAgentEnv
+
+    built = make(env, env_config)
+    try:
+        return isinstance(built, MultiAgentEnv), outside.is_turn_based(built)
+    finally:
+        built.close()
+
+
+def _registry_creator(name: str) -> EnvFactory:
+    if _in_tables(name):
         return _multi_agent_creator(name)
     base = _base_creator(name)
 
@@ -98,15 +161,18 @@ def creator(name: str) -> EnvFactory:
     return create
 
 
-def make(name: str, env_config: Mapping[str, Any] | None = None) -> gym.Env:
-    return creator(name)(env_config)
+def make(env: str | type, env_config: Mapping[str, Any] | None = None) -> Any:
+    """The env as RLlib builds it (a gym.Env or an RLlib MultiAgentEnv)."""
+    return creator(env)(env_config)
 
 
 def register(name: str) -> None:
-    """Make `name` usable as `config.environment(name)` in this Ray session."""
+    """Make a registry name usable as `config.environment(name)` in this Ray session;
+    other names are RLlib's own to resolve (Tune's registered names, Gymnasium ids)."""
     from ray.tune.registry import register_env
 
-    register_env(name, creator(name))
+    if is_registered(name):
+        register_env(name, _registry_creator(name))
 
 
 def _multi_agent_creator(name: str) -> EnvFactory:
@@ -115,7 +181,7 @@ def _multi_agent_creator(name: str) -> EnvFactory:
         # `max_episode_steps` (PettingZoo's `max_cycles`, or a move limit).
         from rlsuite.envs.multiagent import make_parallel, make_turn_based
 
-        if is_turn_based(name):
+        if name in PETTINGZOO_TURN_BASED:
             return make_turn_based(PETTINGZOO_TURN_BASED[name], env_config)
         return make_parallel(PETTINGZOO_MODULES[name], env_config)
 

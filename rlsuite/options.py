@@ -40,7 +40,17 @@ class RunOptions:
     num_cpus_per_env_runner: float | None = None
     num_cpus_per_learner: float | None = None
     checkpoint_every: int | None = None
+    max_failures: int | None = None
+    """Times Tune restarts a failed trial from its last checkpoint (and RLlib its crashed
+    env runners); None keeps the experiment's `max_failures`."""
     resume: bool = False
+    overwrite: bool = False
+    """Move a finished or broken run at STORAGE_PATH/NAME aside (to NAME.replaced-TIME)
+    and start afresh, instead of refusing to touch it."""
+    verbose: bool = False
+    """Show Ray's own output on the terminal (it always goes to the run's logs/)."""
+    quiet: bool = False
+    """Print only the summary, nothing per iteration."""
     as_test: bool = False
     """Exit 1 (`RunResult.passed` False) unless a trial reached the stop return."""
 

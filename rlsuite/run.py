@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from rlsuite.errors import UsageError
 from rlsuite.flags import (
@@ -20,20 +19,21 @@ from rlsuite.flags import (
     positive_int,
 )
 from rlsuite.launcher.api import run_prepared
-from rlsuite.launcher.loader import load_experiment
-from rlsuite.launcher.prepare import prepare
+from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.options import DEFAULT_STORAGE_PATH, RunOptions
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
+EXIT_TERMINATED = 143  # and by SIGTERM
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        path = Path(args.experiment_file)
-        prepared = prepare(load_experiment(path), RunOptions.from_args(args), path.stem)
+        prepared = load_and_prepare(args.experiment_file, RunOptions.from_args(args))
+        if not args.verbose:
+            print(f"logs: {prepared.launch.logs_dir}/ (Ray's own output; --verbose shows it here)")
         run = run_prepared(prepared)  # checks cluster resources before trials
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
@@ -43,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     storage = prepared.launch.storage_path
     print(f"results: {run.experiment_dir}  (tensorboard --logdir {storage})")
     if run.interrupted:
-        print(f"interrupted: continue with  {_resume_command(args)}", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        cause = "stopped by SIGTERM" if run.terminated else "interrupted"
+        print(f"{cause}: continue with  {_resume_command(args)}", file=sys.stderr)
+        return EXIT_TERMINATED if run.terminated else EXIT_INTERRUPTED
     if run.failed:
         return EXIT_FAILED
     if run.as_test_line:
@@ -163,9 +164,30 @@ def build_parser() -> Parser:
         help="training iterations between checkpoints (one more is written at the end)",
     )
     parser.add_argument(
+        "--max-failures",
+        type=non_negative_int,
+        help="restart a failed trial from its last checkpoint up to N times, and crashed env "
+        "runners too (default: the experiment's max_failures, 0 = fail loudly)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="continue the interrupted run STORAGE_PATH/NAME from its last checkpoints",
+    )
+    parser.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="when STORAGE_PATH/NAME already holds a run, move it aside (to NAME.replaced-TIME) "
+        "and start afresh; without it a second run into the same folder is refused",
+    )
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--verbose",
+        action="store_true",
+        help="show Ray's own output too (it always goes to STORAGE_PATH/NAME/logs/)",
+    )
+    output.add_argument(
+        "--quiet", action="store_true", help="print only the summary, nothing per iteration"
     )
     parser.add_argument(
         "--as-test",

@@ -19,9 +19,8 @@ from ray.tune import ResultGrid
 
 from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
-from rlsuite.launcher import tuner
-from rlsuite.launcher.loader import load_experiment
-from rlsuite.launcher.prepare import Prepared, prepare
+from rlsuite.launcher import console, run_dirs, tuner
+from rlsuite.launcher.prepare import Prepared, load_and_prepare
 from rlsuite.launcher.progress import (
     TrialSummary,
     best_value,
@@ -29,6 +28,7 @@ from rlsuite.launcher.progress import (
     was_interrupted,
     write_summary,
 )
+from rlsuite.launcher.shutdown import SHUTDOWN
 from rlsuite.options import RunOptions, set_assignments
 
 
@@ -40,7 +40,9 @@ class RunResult:
     summaries: list[TrialSummary]
     experiment_dir: Path
     interrupted: bool
-    """A trial neither finished nor failed (Ctrl-C): continue with `resume=True`."""
+    """A trial neither finished nor failed (Ctrl-C, SIGTERM): continue with `resume=True`."""
+    terminated: bool
+    """SIGTERM ended the run (its trials paused at a checkpoint first, where they could)."""
     failed: bool
     """A trial failed; its summary's `error` says why."""
     passed: bool | None
@@ -72,16 +74,22 @@ def launch(
     if isinstance(options.get("stops"), dict):
         options["stops"] = tuple(f"{k}={v}" for k, v in options["stops"].items())
     run_options = RunOptions(name=name, sets=set_assignments(overrides), **options)
-    if isinstance(experiment, Experiment):
-        return run_prepared(prepare(experiment, run_options, name or "experiment"))
-    path = Path(experiment)
-    return run_prepared(prepare(load_experiment(path), run_options, path.stem))
+    return run_prepared(load_and_prepare(experiment, run_options))
 
 
 def run_prepared(prepared: Prepared) -> RunResult:
     """Run a prepared experiment and write its `summary.json`."""
     experiment, launch_, threshold = prepared
-    results = tuner.run(experiment, launch_)
+    if launch_.overwrite:
+        run_dirs.move_aside(launch_.experiment_dir)
+    if launch_.verbose:
+        results = tuner.run(experiment, launch_)
+    else:
+        with console.ray_output_to(launch_.logs_dir):
+            try:
+                results = tuner.run(experiment, launch_)
+            finally:
+                console.copy_ray_logs(launch_.logs_dir)
     summaries = summarize(results, experiment.metric)
     write_summary(
         launch_.experiment_dir / "summary.json",
@@ -96,6 +104,7 @@ def run_prepared(prepared: Prepared) -> RunResult:
         summaries=summaries,
         experiment_dir=launch_.experiment_dir,
         interrupted=was_interrupted(results),
+        terminated=SHUTDOWN.requested,
         failed=any(s.error for s in summaries),
         passed=passed,
         as_test_line=line,

@@ -27,6 +27,24 @@ def check_checkpoint_cadence(experiment: Experiment) -> None:
         )
 
 
+# A local run may reserve up to this many times the machine's CPUs: a PPO trial with two
+# env runners (3 CPUs) runs fine on 2 cores, idle actors wait on each other's work. Far
+# beyond it, dozens of actor processes exhaust memory and the run never gets going.
+LOCAL_OVERSUBSCRIPTION = 2
+
+
+def check_fits_locally(needed: Mapping[str, float], cpus: int) -> None:
+    """A trial of a local run must fit this machine (GPUs are checked by the workload)."""
+    wanted = needed.get("CPU", 0.0)
+    if wanted > LOCAL_OVERSUBSCRIPTION * cpus:
+        raise UsageError(
+            f"one trial needs {wanted:g} CPUs but this machine has {cpus} (a local run may "
+            f"reserve up to {LOCAL_OVERSUBSCRIPTION * cpus}); lower --num-env-runners, "
+            "--num-learners or --num-cpus-per-env-runner/--num-cpus-per-learner, or join a "
+            "cluster with --address"
+        )
+
+
 def check_stop(stop: Mapping[str, float]) -> None:
     if not stop:
         raise UsageError(
@@ -72,16 +90,6 @@ def check_storage(path: Path) -> None:
     if not _writable(existing):
         raise UsageError(
             f"storage path {path}: {existing} is not writable; pick another --storage-path"
-        )
-
-
-def check_resumable(experiment_dir: Path) -> None:
-    from ray.tune import Tuner
-
-    if not experiment_dir.is_dir() or not Tuner.can_restore(str(experiment_dir)):
-        raise UsageError(
-            f"--resume: nothing to resume at {experiment_dir}; run without --resume first "
-            "(or pass the --name and --storage-path of the interrupted run)"
         )
 
 

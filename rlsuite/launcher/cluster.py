@@ -7,6 +7,7 @@ cannot fit fails in a second with the missing resource named, instead of pending
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,13 @@ def cluster_runtime_env(env_vars: dict[str, str]) -> dict[str, Any]:
     return {"env_vars": env_vars, "py_modules": [rlsuite]}
 
 
-def connect(address: str, env_vars: dict[str, str]) -> None:
+def connect(address: str, env_vars: dict[str, str], log_to_driver: bool = True) -> None:
     try:
-        ray.init(address=address, runtime_env=cluster_runtime_env(env_vars))
+        ray.init(
+            address=address,
+            runtime_env=cluster_runtime_env(env_vars),
+            log_to_driver=log_to_driver,
+        )
     except (ConnectionError, RuntimeError) as error:
         reason = str(error).strip().splitlines()[0]
         hint = ""
@@ -41,6 +46,43 @@ def connect(address: str, env_vars: dict[str, str]) -> None:
         raise UsageError(
             f"--address {address}: cannot join the Ray cluster ({reason}){hint}"
         ) from None
+
+
+# How long an address may take to answer: Ray itself retries an unreachable GCS for
+# minutes, printing its own log lines, before it gives up.
+CONNECT_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """Something listens at the cluster's address (host:port, ray://host:port, or `auto`'s
+    address file); UsageError in seconds otherwise."""
+    host_port = _host_port(address)
+    if host_port is None:
+        return  # `auto` with no cluster on this machine: ray.init says so at once
+    host, port = host_port
+    try:
+        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as error:
+        raise UsageError(
+            f"--address {address}: nothing answers at {host}:{port} ({error.strerror or error}); "
+            "start the cluster (`ray start --head`) or pass its head's address"
+        ) from None
+
+
+def _host_port(address: str) -> tuple[str, int] | None:
+    if address == "auto":
+        # Ray's own resolution of "auto" (its address file); private, hence guarded.
+        try:
+            from ray._private.services import canonicalize_bootstrap_address
+
+            address = canonicalize_bootstrap_address("auto") or ""
+        except Exception:
+            return None
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"--address {address}: expected HOST:PORT, ray://HOST:PORT or auto")
+    return host, int(port)
 
 
 def check_resources(needed: dict[str, float], available: dict[str, float]) -> None:

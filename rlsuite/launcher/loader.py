@@ -45,14 +45,17 @@ def _import(path: Path) -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
+    # Ray workers cannot import this module by name: ship its functions by value. Before
+    # it runs, so that what it registers at import (an env creator given to Tune's
+    # `register_env`, pickled there and then) travels by value too.
+    cloudpickle.register_pickle_by_value(module)
     try:
         spec.loader.exec_module(module)
     except Exception as error:  # the file's own code failed: report it as the file's problem
         del sys.modules[name]
+        cloudpickle.unregister_pickle_by_value(module)
         line = _line_in(path, error)
         raise UsageError(f"{path}{line}: {type(error).__name__}: {error}") from None
-    # Ray workers cannot import this module by name: ship its functions by value.
-    cloudpickle.register_pickle_by_value(module)
     return module
 
 

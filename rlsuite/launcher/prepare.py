@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -10,7 +12,8 @@ from ray import tune
 
 from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
-from rlsuite.launcher import checks
+from rlsuite.launcher import checks, cluster, run_dirs
+from rlsuite.launcher.loader import load_experiment
 from rlsuite.launcher.smoke import smoke
 from rlsuite.launcher.tuner import Launch
 from rlsuite.launcher.workloads import workload_for
@@ -23,6 +26,22 @@ class Prepared(NamedTuple):
     launch: Launch
     threshold: tuple[str, float] | None
     """The `--as-test` return to reach: (metric, value)."""
+
+
+def load_and_prepare(experiment: Experiment | str | Path, options: RunOptions) -> Prepared:
+    """`prepare` for an Experiment or the path of an experiment file, with RLlib's notices
+    ("You are running SAC on the new API stack!", logged each time a config is copied or
+    validated) kept off the terminal: before Ray starts the user sees the suite's lines."""
+    rllib = logging.getLogger("ray.rllib")
+    level = rllib.level
+    rllib.setLevel(logging.ERROR)
+    try:
+        if isinstance(experiment, Experiment):
+            return prepare(experiment, options, "experiment")
+        path = Path(experiment)
+        return prepare(load_experiment(path), options, path.stem)
+    finally:
+        rllib.setLevel(level)
 
 
 def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
@@ -39,13 +58,23 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
         address=options.address,
         resume=options.resume,
         max_concurrent_trials=options.max_concurrent_trials,
+        overwrite=options.overwrite and not options.resume,
+        verbose=options.verbose,
+        progress="quiet" if options.quiet else "auto",
     )
-    workload_for(experiment.config).check(experiment, launch.address)
+    workload = workload_for(experiment.config)
+    workload.check(experiment, launch.address)
+    if launch.address:
+        cluster.check_reachable(launch.address)
+    else:
+        checks.check_fits_locally(workload.trial_resources(experiment), os.cpu_count() or 1)
     checks.check_checkpoint_cadence(experiment)
     checks.check_stop(experiment.stop)
     checks.check_storage(launch.storage_path)
     if launch.resume:
-        checks.check_resumable(launch.experiment_dir)
+        run_dirs.check_resumable(launch.experiment_dir)
+    else:
+        run_dirs.check_new_run(launch.experiment_dir, options.overwrite)
     threshold = None
     if options.as_test:
         threshold = checks.return_threshold(experiment.stop) or checks.return_threshold(file_stop)
@@ -69,4 +98,7 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
         stop=checks.parse_stops(list(options.stops)) or experiment.stop,
         num_samples=options.num_samples or experiment.num_samples,
         checkpoint_every=options.checkpoint_every or experiment.checkpoint_every,
+        max_failures=experiment.max_failures
+        if options.max_failures is None
+        else options.max_failures,
     )

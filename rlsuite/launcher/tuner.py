@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,8 @@ from ray.tune.experiment import Trial
 
 from rlsuite.experiment import Experiment
 from rlsuite.launcher import cluster
-from rlsuite.launcher.progress import ProgressPrinter
+from rlsuite.launcher.live import progress_callback
+from rlsuite.launcher.shutdown import SHUTDOWN, EndsRunOnceAllPaused, pausing
 from rlsuite.launcher.workloads import workload_for
 from rlsuite.workload import Workload
 
@@ -31,10 +33,21 @@ class Launch:
     address: str | None = None
     resume: bool = False
     max_concurrent_trials: int | None = None
+    overwrite: bool = False
+    """Move a run already in `experiment_dir` aside before this one starts."""
+    verbose: bool = False
+    """Ray's own output on the terminal too (otherwise only in `logs_dir`)."""
+    progress: str = "auto"
+    """What the terminal shows while trials run: "auto" (a live view on a terminal, a line
+    per result otherwise), "lines" or "quiet"."""
 
     @property
     def experiment_dir(self) -> Path:
         return self.storage_path / self.name
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.experiment_dir / "logs"
 
 
 def run(experiment: Experiment, launch: Launch) -> ResultGrid:
@@ -42,11 +55,16 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     # A scheduler metric that a result lacks (no episode finished yet in a long Atari
     # episode) is normal for RL: Tune's strict check would fail the trial for it.
     os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
-    # The classic reporter at verbose=0 prints nothing; ProgressPrinter prints instead.
+    # The classic reporter at verbose=0 prints nothing; progress_callback prints instead.
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.update(ACTOR_ENV_VARS)
+    # Tune writes its experiment state at least every this many seconds ("auto": 10 s or
+    # more, else after `num_to_keep` checkpoints): 0 writes it after every event, so a
+    # driver killed by SIGKILL resumes from its trials' latest checkpoints.
+    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "0")
     workload = workload_for(experiment.config)
     _init_ray(experiment, launch, workload)
+    previous_handler = SHUTDOWN.install()  # after ray.init, which sets Ray's own
     trainable = workload.trainable(experiment)
     if launch.resume:
         tuner = Tuner.restore(
@@ -66,7 +84,10 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
             tune_config=_tune_config(experiment, max_concurrent),
             run_config=_run_config(experiment, launch, workload),
         )
-    return tuner.fit()
+    try:
+        return tuner.fit()
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
 
 
 def param_space(experiment: Experiment) -> dict[str, Any]:
@@ -83,7 +104,7 @@ def _init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> Non
     if ray.is_initialized():
         return
     if launch.address:
-        cluster.connect(launch.address, ACTOR_ENV_VARS)
+        cluster.connect(launch.address, ACTOR_ENV_VARS, log_to_driver=launch.verbose)
         cluster.check_resources(workload.trial_resources(experiment), ray.cluster_resources())
         cluster.check_shared_storage(str(launch.storage_path))
         return
@@ -100,7 +121,12 @@ def _init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> Non
     # API, through which rlsuite.launcher.failures reads a crashed env runner's error and
     # Ray Train's PlacementGroupCleaner frees the workers of a TorchTrainer that Tune
     # stopped (a PBT exploit; without it the next trial waits for them forever).
-    ray.init(address="local", num_cpus=cpus, runtime_env=runtime_env)
+    ray.init(
+        address="local",
+        num_cpus=cpus,
+        runtime_env=runtime_env,
+        log_to_driver=launch.verbose,  # workers' output stays in Ray's session logs
+    )
 
 
 def _tune_config(experiment: Experiment, max_concurrent_trials: int | None) -> TuneConfig:
@@ -108,7 +134,9 @@ def _tune_config(experiment: Experiment, max_concurrent_trials: int | None) -> T
     return TuneConfig(
         num_samples=experiment.num_samples,
         max_concurrent_trials=max_concurrent_trials,
-        scheduler=scheduler.build(experiment.metric, experiment.mode) if scheduler else None,
+        scheduler=pausing(
+            scheduler.build(experiment.metric, experiment.mode) if scheduler else None
+        ),
         trial_dirname_creator=_trial_dirname,
         trial_name_creator=_trial_dirname,
     )
@@ -121,7 +149,10 @@ def _run_config(experiment: Experiment, launch: Launch, workload: Workload) -> R
         stop=dict(experiment.stop),
         checkpoint_config=workload.checkpoint_config(experiment),
         failure_config=FailureConfig(max_failures=experiment.max_failures),
-        callbacks=[ProgressPrinter()],
+        callbacks=[
+            progress_callback(launch.progress, experiment.stop, experiment.metric, experiment.mode),
+            EndsRunOnceAllPaused(),
+        ],
         verbose=0,
     )
 

@@ -120,12 +120,12 @@ def _parallel_agents(config: AlgorithmConfig) -> dict[str, AgentSpaces]:
     from rlsuite import envs
 
     env_name = config.env
-    if not isinstance(env_name, str):
+    if env_name is None:
         raise UsageError(
             "mappo(config) reads the env's agents from config.env; call it after "
             ".environment('family/name')"
         )
-    if envs.is_turn_based(env_name):
+    if envs.is_turn_based(env_name, config.env_config):
         raise UsageError(
             f"{env_name} is turn-based, but the centralized critic needs every agent to act "
             "at every step; use a parallel env (e.g. mpe/simple_spread)"

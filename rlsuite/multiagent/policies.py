@@ -111,7 +111,7 @@ def agent_spaces(
     env_name: str, env_config: Mapping[str, Any] | None = None
 ) -> dict[str, AgentSpaces]:
     """Every possible agent of the env, in the env's order, with its spaces."""
-    if not envs.is_multi_agent(env_name):
+    if not envs.is_multi_agent(env_name, env_config):
         raise UsageError(
             f"{env_name} is not a multi-agent env; policy mappings need one of "
             f"{', '.join(n for n in envs.names() if envs.is_multi_agent(n))}"

@@ -24,10 +24,10 @@ def check_multi_agent(config: AlgorithmConfig) -> None:
     """A multi-agent env gets policies for every agent, spaces matching within each policy,
     and masking modules where its observations carry action masks; a single-agent env gets
     no multi-agent policies. Call after `validate.check_env`."""
-    env = config.env
-    if not isinstance(env, str):
-        return  # an env class or a name registered elsewhere: RLlib checks it
-    if not envs.is_multi_agent(env):
+    env: Any = config.env  # a name or an env class: `validate.check_env` resolved it
+    if env is None:
+        return
+    if not envs.is_multi_agent(env, config.env_config):
         if config.is_multi_agent:
             raise UsageError(
                 f"{env} is a single-agent env but the config sets multi-agent policies "

@@ -8,6 +8,8 @@ from typing import Any
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
+from rlsuite import envs
+
 TRAIN_BATCH = 128
 MINIBATCH = 64
 OFF_POLICY_BATCH = 32
@@ -29,7 +31,8 @@ def smoke_config(config: AlgorithmConfig) -> AlgorithmConfig:
         rollout_fragment_length="auto",
     )
     config.learners(num_learners=0, num_gpus_per_learner=0)
-    config.environment(env_config={**config.env_config, "max_episode_steps": MAX_EPISODE_STEPS})
+    if envs.takes_max_episode_steps(config.env):
+        config.environment(env_config={**config.env_config, "max_episode_steps": MAX_EPISODE_STEPS})
     config.reporting(min_time_s_per_iteration=None, min_train_timesteps_per_iteration=0)
     if _is_off_policy(config):
         _shrink_off_policy(config)

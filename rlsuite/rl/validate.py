@@ -3,23 +3,44 @@
 from __future__ import annotations
 
 import logging
+import re
+from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from rlsuite import envs
 from rlsuite.errors import UsageError
 
+_UNEXPECTED_KEY = re.compile(r"unexpected keyword argument '(\w+)'")
+
 
 def check_env(config: AlgorithmConfig) -> None:
+    """The env resolves as RLlib resolves it (a registry name, a `register_env` name, a
+    Gymnasium id or an env class) and builds with the config's `env_config`."""
     if config.env is None:
         raise UsageError(
             "the experiment sets no env; add .environment('family/name') to its config"
         )
-    if isinstance(config.env, str):
-        try:
-            envs.creator(config.env)
-        except envs.UnknownEnvError as error:
-            raise UsageError(str(error)) from None
+    try:
+        create = envs.creator(config.env)
+    except envs.UnknownEnvError as error:
+        raise UsageError(str(error)) from None
+    env = _build(create, config)
+    env.close()
+
+
+def _build(create: Any, config: AlgorithmConfig) -> Any:
+    name = envs.display_name(config.env)
+    try:
+        return create(config.env_config)
+    except TypeError as error:
+        key = _UNEXPECTED_KEY.search(str(error))
+        if key is None:
+            raise
+        raise UsageError(
+            f"env {name} does not take env_config key '{key.group(1)}' ({error}); remove it "
+            "from .environment(env_config=...) or --set environment.env_config"
+        ) from None
 
 
 def check_config(config: AlgorithmConfig) -> None:

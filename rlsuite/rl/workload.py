@@ -15,7 +15,7 @@ from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.multiagent.env_runner import BatchedCountsMultiAgentEnvRunner
 from rlsuite.multiagent.validate import check_multi_agent
 from rlsuite.options import RunOptions
-from rlsuite.rl import pbt_check, smoke, validate
+from rlsuite.rl import pbt_check, ranges, smoke, validate
 from rlsuite.rl.overrides import apply_sets
 
 
@@ -49,6 +49,9 @@ class RLWorkload:
         config = _config(experiment)
         validate.check_env(config)
         validate.check_config(config)
+        ranges.check_ranges(config)
+        ranges.check_search(config, experiment.search)
+        ranges.check_search(config, _mutation_domains(experiment))
         check_multi_agent(config)
         validate.check_gpus(config, address)
 
@@ -65,7 +68,11 @@ class RLWorkload:
             # RLlib's sampling with its per-step metric calls batched: same results, ~15%
             # faster on MPE spread (see rlsuite/multiagent/env_runner.py).
             config.env_runners(env_runner_cls=BatchedCountsMultiAgentEnvRunner)
-        if isinstance(config.env, str) and envs.is_multi_agent(config.env):
+        if (
+            isinstance(config.env, str)
+            and envs.is_registered(config.env)
+            and envs.is_multi_agent(config.env)
+        ):
             # RLlib's env check resets every sub-env with seed=42, so without --seed all
             # vector sub-envs and env runners replay the same episodes (ray issue 46986).
             # Registry envs pass the same check in tests/test_multiagent_envs.py instead.
@@ -99,6 +106,19 @@ class RLWorkload:
             checkpoint_at_end=True,
             num_to_keep=experiment.keep_checkpoints,
         )
+
+
+def _mutation_domains(experiment: Experiment) -> dict[str, Any]:
+    """PBT's mutations and PB2's bounds as search domains (a list is PBT's choice)."""
+    scheduler = experiment.scheduler
+    if isinstance(scheduler, PBT):
+        return {
+            key: {"grid_search": list(value)} if isinstance(value, list | tuple) else value
+            for key, value in scheduler.hyperparam_mutations.items()
+        }
+    if isinstance(scheduler, PB2):
+        return {k: {"grid_search": list(v)} for k, v in scheduler.hyperparam_bounds.items()}
+    return {}
 
 
 def algorithm_class(experiment: Experiment) -> type[Algorithm]:
