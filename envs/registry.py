@@ -217,10 +217,12 @@ def _base_creator(name: str) -> EnvCreator:
 
 
 def _unknown_message(name: str) -> str:
-    close = difflib.get_close_matches(name, names(), n=3, cutoff=0.6)
+    known = [*names(), *outside.tune_names(), *outside.gymnasium_ids()]
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
     hint = (
         f"did you mean {', '.join(close)}?"
         if close
-        else "see `python -m rlsuite.envs` for the list"
+        else "use a registry name (`python -m rlsuite.envs`), a Gymnasium id, a name "
+        "registered with ray.tune.registry.register_env, or an env class"
     )
     return f"unknown env '{name}': {hint}"

@@ -8,9 +8,12 @@ from pathlib import Path
 from types import ModuleType
 
 import cloudpickle
+import ray.cloudpickle
 
 from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
+
+PICKLERS = (cloudpickle, ray.cloudpickle)
 
 
 def load_experiment(path: str | Path) -> Experiment:
@@ -47,13 +50,16 @@ def _import(path: Path) -> ModuleType:
     sys.modules[name] = module
     # Ray workers cannot import this module by name: ship its functions by value. Before
     # it runs, so that what it registers at import (an env creator given to Tune's
-    # `register_env`, pickled there and then) travels by value too.
-    cloudpickle.register_pickle_by_value(module)
+    # `register_env`, pickled there and then) travels by value too. Ray pickles with its
+    # own copy of cloudpickle (ray.cloudpickle), Tune's registry among others.
+    for pickler in PICKLERS:
+        pickler.register_pickle_by_value(module)
     try:
         spec.loader.exec_module(module)
     except Exception as error:  # the file's own code failed: report it as the file's problem
         del sys.modules[name]
-        cloudpickle.unregister_pickle_by_value(module)
+        for pickler in PICKLERS:
+            pickler.unregister_pickle_by_value(module)
         line = _line_in(path, error)
         raise UsageError(f"{path}{line}: {type(error).__name__}: {error}") from None
     return module

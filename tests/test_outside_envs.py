@@ -1,0 +1,135 @@
+"""Envs as an RLlib user brings them: a Gymnasium id, a name registered with `register_env`
+in the experiment file (sampled by a remote env runner), an env class, and a PettingZoo
+parallel env registered in the file. Each runs through `--smoke` as RLlib would run it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, run_cli, write
+
+CORRIDOR = '''
+import gymnasium as gym
+import numpy as np
+
+
+class Corridor(gym.Env):
+    """Walk right to the end of a corridor: RLlib's own example env, written out."""
+
+    def __init__(self, config=None):
+        self.length = int((config or {}).get("corridor_length", 5))
+        self.observation_space = gym.spaces.Box(0.0, float(self.length), (1,), np.float32)
+        self.action_space = gym.spaces.Discrete(2)
+        self.position = 0
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.position = 0
+        return np.array([self.position], np.float32), {}
+
+    def step(self, action):
+        self.position = max(0, self.position + (1 if action == 1 else -1))
+        done = self.position >= self.length
+        return np.array([self.position], np.float32), 1.0 if done else -0.1, done, False, {}
+'''
+
+REGISTERED = (
+    '"""PPO on an env registered in this file, sampled by a remote env runner."""\n'
+    + CORRIDOR
+    + """
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.tune.registry import register_env
+
+from rlsuite import Experiment, metrics
+
+register_env("my_corridor", lambda config: Corridor(config))
+
+experiment = Experiment(
+    config=PPOConfig()
+    .environment("my_corridor", env_config={"corridor_length": 4})
+    .env_runners(num_env_runners=1),
+    stop={metrics.TRAINING_ITERATION: 2},
+)
+"""
+)
+
+ENV_CLASS = (
+    '"""PPO on an env class, as RLlib takes one."""\n'
+    + CORRIDOR
+    + """
+from ray.rllib.algorithms.ppo import PPOConfig
+
+from rlsuite import Experiment, metrics
+
+experiment = Experiment(
+    config=PPOConfig().environment(Corridor, env_config={"corridor_length": 3}),
+    stop={metrics.TRAINING_ITERATION: 2},
+)
+"""
+)
+
+PETTINGZOO = '''"""PPO with one shared policy on a PettingZoo parallel env registered in this file."""
+from mpe2 import simple_spread_v3
+from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.env.wrappers.pettingzoo_env import ParallelPettingZooEnv
+from ray.tune.registry import register_env
+
+from rlsuite import Experiment, metrics
+from rlsuite.multiagent import shared
+
+register_env(
+    "my_spread", lambda config: ParallelPettingZooEnv(simple_spread_v3.parallel_env(max_cycles=25))
+)
+
+experiment = Experiment(
+    config=PPOConfig().environment("my_spread").multi_agent(**shared("my_spread")),
+    stop={metrics.TRAINING_ITERATION: 2},
+)
+'''
+
+
+def _smoke(path: Path, tmp_path: Path, *flags: str) -> dict:
+    run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results")
+    assert run.returncode == 0, run.stderr + run.stdout
+    assert "Traceback" not in run.stdout + run.stderr
+    summary = run.summary(path.stem)
+    assert [t["status"] for t in summary["trials"]] == ["OK"]
+    assert summary["trials"][0]["iterations"] == 2
+    return summary
+
+
+def test_gymnasium_id_through_set(tmp_path: Path) -> None:
+    experiment = ROOT / "experiments" / "ppo_cartpole.py"
+    _smoke(experiment, tmp_path, "--set", "environment.env=Acrobot-v1")
+    params = next((tmp_path / "results" / "ppo_cartpole").glob("PPO_*/params.json"))
+    assert '"env": "Acrobot-v1"' in params.read_text()
+
+
+def test_env_registered_in_the_file_with_a_remote_env_runner(tmp_path: Path) -> None:
+    _smoke(write(tmp_path, "ppo_corridor.py", REGISTERED), tmp_path)
+
+
+def test_env_class(tmp_path: Path) -> None:
+    _smoke(write(tmp_path, "ppo_corridor_class.py", ENV_CLASS), tmp_path)
+
+
+def test_pettingzoo_env_registered_in_the_file(tmp_path: Path) -> None:
+    _smoke(write(tmp_path, "ppo_my_spread.py", PETTINGZOO), tmp_path)
+
+
+@pytest.mark.parametrize("policy", ["independent", "by_type"])
+def test_multi_agent_checks_inspect_the_registered_env(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], policy: str
+) -> None:
+    """A mapping that names the wrong agents is refused for a `register_env` env too."""
+    from tests.helpers import assert_rejected, run_main
+
+    text = PETTINGZOO.replace(
+        'multi_agent(**shared("my_spread"))',
+        'multi_agent(policies={"p"}, policy_mapping_fn=lambda agent, *a, **k: "q")',
+    )
+    storage = tmp_path / "results"
+    code = run_main(write(tmp_path, f"bad_{policy}.py", text), storage=storage)
+    assert_rejected(capsys, code, storage, "my_spread")

@@ -1,0 +1,149 @@
+"""Mistakes RLlib would train on, or runs that could never start: refused before Ray starts,
+one line on stderr, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, assert_rejected, run_main, write
+
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+DQN = ROOT / "experiments" / "dqn_cartpole.py"
+
+PPO_WITH_SEARCH = '''"""PPO with a search space."""
+from ray import tune
+from ray.rllib.algorithms.ppo import PPOConfig
+
+from rlsuite import Experiment, metrics
+
+experiment = Experiment(
+    config=PPOConfig().environment("classic/cartpole"),
+    stop={metrics.TRAINING_ITERATION: 2},
+    search={SEARCH},
+)
+'''
+
+
+@pytest.mark.parametrize(
+    ("assignment", "needles"),
+    [
+        ("training.lr=-1", ("lr must be more than 0", "-1")),
+        ("training.lr=0", ("lr must be more than 0",)),
+        ("training.lr=[[0, 0.0], [1000, 1e-3]]", ("lr schedule", "<= 0")),
+        ("training.gamma=1.5", ("gamma must be in [0, 1]", "1.5")),
+        ("training.lambda_=-0.1", ("lambda_ must be in [0, 1]",)),
+        ("training.clip_param=0.0", ("clip_param must be more than 0",)),
+        ("training.num_epochs=0", ("num_epochs must be at least 1",)),
+        ("training.minibatch_size=100000", ("minibatch_size", "train_batch_size_per_learner")),
+    ],
+)
+def test_out_of_range_value_from_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], assignment: str, needles: tuple[str, ...]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", assignment, storage=storage)
+    assert_rejected(capsys, code, storage, *needles)
+
+
+def test_lr_schedule_may_anneal_to_zero(tmp_path: Path) -> None:
+    from rlsuite.launcher.prepare import load_and_prepare
+    from rlsuite.options import RunOptions
+
+    options = RunOptions(
+        sets=("training.lr=[[0, 1e-3], [10000, 0.0]]",), storage_path=str(tmp_path)
+    )
+    prepared = load_and_prepare(CARTPOLE, options)
+    assert prepared.experiment.config.lr == [[0, 1e-3], [10000, 0.0]]
+
+
+def test_tau_out_of_range(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(DQN, "--set", "training.tau=2.0", storage=storage)
+    assert_rejected(capsys, code, storage, "tau must be in [0, 1]")
+
+
+def test_replay_buffer_smaller_than_train_batch(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(DQN, "--set", "training.replay_buffer_config.capacity=8", storage=storage)
+    assert_rejected(capsys, code, storage, "replay buffer holds 8 steps")
+
+
+@pytest.mark.parametrize(
+    ("search", "needles"),
+    [
+        ('{"lrr": tune.loguniform(1e-5, 1e-3)}', ("'lrr' is not a key", "lr")),
+        ('{"lr": tune.uniform(-1e-3, 1e-3)}', ("lr must be more than 0", "search lr=-0.001")),
+        ('{"gamma": tune.choice([0.99, 1.2])}', ("gamma must be in [0, 1]", "search gamma=1.2")),
+        ('{"num_epochs": tune.choice(["many"])}', ("'num_epochs' takes values like", "'many'")),
+        ('{"lr": tune.grid_search([1e-3, True])}', ("'lr' takes values like",)),
+    ],
+)
+def test_bad_search_space(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], search: str, needles: tuple[str, ...]
+) -> None:
+    storage = tmp_path / "results"
+    path = write(tmp_path, "searched.py", PPO_WITH_SEARCH.replace("{SEARCH}", search))
+    code = run_main(path, storage=storage)
+    assert_rejected(capsys, code, storage, *needles)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--num-env-runners", "64"),
+        ("--num-learners", "64"),
+        ("--num-cpus-per-env-runner", "8", "--num-env-runners", "1"),
+    ],
+)
+def test_trial_that_cannot_fit_this_machine(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, *flags, storage=storage)
+    assert_rejected(capsys, code, storage, "one trial needs", "CPUs but this machine has")
+
+
+def test_unreachable_address_fails_in_seconds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with socket.socket() as probe:  # a free port on loopback: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--address", f"127.0.0.1:{port}", storage=storage)
+    assert_rejected(capsys, code, storage, f"127.0.0.1:{port}", "nothing answers")
+
+
+def test_address_without_a_port(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--address", "localhost", storage=storage)
+    assert_rejected(capsys, code, storage, "expected HOST:PORT")
+
+
+def test_env_config_key_the_env_rejects(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", "environment.env_config={'frobnicate': 1}", storage=storage)
+    assert_rejected(capsys, code, storage, "classic/cartpole", "'frobnicate'")
+
+
+def test_unknown_env_suggests_gymnasium_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", "environment.env=CartPole-v9", storage=storage)
+    assert_rejected(capsys, code, storage, "unknown env 'CartPole-v9'", "CartPole-v1")
+
+
+def test_max_failures_flag_reaches_the_experiment(tmp_path: Path) -> None:
+    from rlsuite.launcher.prepare import load_and_prepare
+    from rlsuite.options import RunOptions
+
+    prepared = load_and_prepare(CARTPOLE, RunOptions(max_failures=3, storage_path=str(tmp_path)))
+    assert prepared.experiment.max_failures == 3
+    unchanged = load_and_prepare(CARTPOLE, RunOptions(storage_path=str(tmp_path)))
+    assert unchanged.experiment.max_failures == 0

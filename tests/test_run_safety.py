@@ -1,0 +1,183 @@
+"""No run lost to another run or to a signal: a second run into the same folder is refused
+(the first run's files byte for byte unchanged), `--overwrite` keeps the old run aside,
+damaged Tune state is named on `--resume`, SIGTERM checkpoints and exits 143, a killed
+driver resumes within one checkpoint interval, a killed env runner is survived."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.helpers import ROOT, run_cli, run_main
+
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+# Iterations of at least this long, so that a signal lands between two known iterations.
+SLOW_ITERATIONS = ("--smoke", "--set", "reporting.min_time_s_per_iteration=1.0")
+ITERATION_LINE = re.compile(r"\] iter\s+(\d+)")
+
+
+def _digest(directory: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    storage = tmp_path_factory.mktemp("finished") / "results"
+    run = run_cli(CARTPOLE, "--smoke", storage=storage)
+    assert run.returncode == 0, run.stderr
+    return storage
+
+
+def test_second_run_is_refused_and_the_first_is_untouched(
+    finished_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = _digest(finished_run)
+    code = run_main(CARTPOLE, "--smoke", storage=finished_run)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert "already holds a run" in lines[0] and "--resume" in lines[0]
+    assert "--overwrite" in lines[0] and "--name" in lines[0]
+    assert _digest(finished_run) == before
+
+
+@pytest.mark.parametrize("damaged", ["tuner.pkl", "experiment_state"])
+def test_damaged_tune_state_is_named_on_resume(
+    finished_run: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    damaged: str,
+) -> None:
+    storage = tmp_path / "results"
+    subprocess.run(["cp", "-r", str(finished_run), str(storage)], check=True)
+    run_dir = storage / "ppo_cartpole"
+    target = (
+        run_dir / "tuner.pkl"
+        if damaged == "tuner.pkl"
+        else next(run_dir.glob("experiment_state-*.json"))
+    )
+    target.write_bytes(target.read_bytes()[: len(target.read_bytes()) // 2])
+    before = _digest(storage)
+    code = run_main(CARTPOLE, "--smoke", "--resume", storage=storage)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert target.name in lines[0] and "damaged" in lines[0] and "--overwrite" in lines[0]
+    assert _digest(storage) == before
+
+
+def test_overwrite_moves_the_old_run_aside(finished_run: Path, tmp_path: Path) -> None:
+    storage = tmp_path / "results"
+    subprocess.run(["cp", "-r", str(finished_run), str(storage)], check=True)
+    before = _digest(storage / "ppo_cartpole")
+    run = run_cli(CARTPOLE, "--smoke", "--overwrite", storage=storage)
+    assert run.returncode == 0, run.stderr
+    aside = list(storage.glob("ppo_cartpole.replaced-*"))
+    assert len(aside) == 1
+    assert _digest(aside[0]) == before
+    assert (storage / "ppo_cartpole" / "summary.json").exists()
+
+
+def _start(storage: Path, *flags: str) -> subprocess.Popen[str]:
+    command = [sys.executable, "-m", "rlsuite.run", str(CARTPOLE), *flags]
+    return subprocess.Popen(
+        [*command, "--storage-path", str(storage)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        start_new_session=True,
+    )
+
+
+def _lines_until(driver: subprocess.Popen[str], iteration: int) -> Iterator[int]:
+    """Iterations the driver prints, until `iteration` (fails after 300 s)."""
+    assert driver.stdout is not None
+    deadline = time.monotonic() + 300
+    for line in driver.stdout:
+        match = ITERATION_LINE.search(line)
+        if match:
+            yield int(match.group(1))
+            if int(match.group(1)) >= iteration:
+                return
+        assert time.monotonic() < deadline, "the run never reached the iteration"
+    raise AssertionError(f"the run ended before iteration {iteration}")
+
+
+def _iterations(storage: Path) -> list[int]:
+    import json
+
+    result = next((storage / "ppo_cartpole").glob("PPO_*/result.json"))
+    return [json.loads(line)["training_iteration"] for line in result.read_text().splitlines()]
+
+
+def test_sigterm_checkpoints_exits_143_and_resume_loses_no_iteration(tmp_path: Path) -> None:
+    storage = tmp_path / "results"
+    flags = (*SLOW_ITERATIONS, "--stop", "training_iteration=7", "--checkpoint-every", "5")
+    driver = _start(storage, *flags)
+    seen = list(_lines_until(driver, 3))
+    sent = time.monotonic()
+    driver.send_signal(signal.SIGTERM)
+    out, err = driver.communicate(timeout=60)
+    assert time.monotonic() - sent < 30, "a cloud kills the machine 30 s after SIGTERM"
+    assert driver.returncode == 143, err
+    assert "SIGTERM" in err and "--resume" in err
+    finished = max(seen + [int(m) for m in ITERATION_LINE.findall(out)])
+    resumed = run_cli(CARTPOLE, *flags, "--resume", storage=storage)
+    assert resumed.returncode == 0, resumed.stderr
+    first = int(ITERATION_LINE.findall(resumed.stdout)[0])
+    assert first == finished + 1, (finished, resumed.stdout)  # no finished iteration lost
+    assert _iterations(storage) == list(range(1, 8))
+
+
+@pytest.mark.slow  # two runs of 8 one-second iterations; test_sweep_resume kills a driver in CI
+def test_killed_driver_resumes_within_one_checkpoint_interval(tmp_path: Path) -> None:
+    storage = tmp_path / "results"
+    flags = (*SLOW_ITERATIONS, "--stop", "training_iteration=8", "--checkpoint-every", "2")
+    driver = _start(storage, *flags)
+    seen = list(_lines_until(driver, 5))
+    os.killpg(driver.pid, signal.SIGKILL)  # the driver and everything it started
+    driver.wait(timeout=30)
+    resumed = run_cli(CARTPOLE, *flags, "--resume", storage=storage)
+    assert resumed.returncode == 0, resumed.stderr
+    first = int(ITERATION_LINE.findall(resumed.stdout)[0])
+    assert first >= max(seen) + 1 - 2, (seen, resumed.stdout)
+
+
+@pytest.mark.slow  # RLlib waits for the dead runner's restart; about a minute
+def test_killed_env_runner_is_survived_with_max_failures(tmp_path: Path) -> None:
+    storage = tmp_path / "results"
+    flags = (
+        *SLOW_ITERATIONS,
+        "--num-env-runners",
+        "1",
+        "--max-failures",
+        "3",
+        "--stop",
+        "training_iteration=10",
+    )
+    driver = _start(storage, *flags)
+    list(_lines_until(driver, 4))
+    runners = [
+        p
+        for p in psutil.Process(driver.pid).children(recursive=True)
+        if "EnvRunner" in " ".join(p.cmdline())
+    ]
+    assert runners, "the run's env runner was not found among the driver's processes"
+    runners[0].kill()
+    out, err = driver.communicate(timeout=300)
+    assert driver.returncode == 0, err
+    assert max(int(m) for m in ITERATION_LINE.findall(out)) == 10
