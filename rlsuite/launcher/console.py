@@ -4,9 +4,10 @@ Ray, RLlib, Tune and Train write to the driver's stdout and stderr from Python l
 `warnings`, `print` and C++ (the core worker's `E` lines), and forward every worker's
 output to the driver. Ray's own settings stop what they can: `log_to_driver=False` keeps
 worker output in Ray's session logs (copied into the run's log directory at the end).
-What the driver process itself writes cannot be told apart by settings alone, so the
-file descriptors 1 and 2 point at `driver.log` while a run lasts, and the suite writes
-to the terminal through `sys.stdout`/`sys.stderr`, which keep the original ones.
+What the driver process itself writes cannot be told apart by settings alone (Ray prints
+raylet messages to whatever `sys.stdout` is when they arrive), so file descriptors 1 and
+2 point at `driver.log` while a run lasts, and the suite writes its own lines to
+`terminal()`, a copy of the original descriptors.
 """
 
 from __future__ import annotations
@@ -16,43 +17,46 @@ import io
 import os
 import shutil
 import sys
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
 DRIVER_LOG = "driver.log"
 RAY_LOGS = "ray"
+_terminal: tuple[TextIO, TextIO] | None = None
 
 
 @contextlib.contextmanager
 def ray_output_to(logs_dir: Path) -> Iterator[None]:
-    """While inside: whatever is written to fd 1 and 2 (Ray's loggers, C++ lines, stray
-    prints and warnings) lands in `logs_dir/driver.log`; `sys.stdout`/`sys.stderr` still
-    reach the terminal for the suite's own lines."""
+    """While inside: whatever is written to fd 1 and 2 or to `sys.stdout`/`sys.stderr`
+    (Ray's loggers, its raylet messages, C++ lines, stray prints and warnings) lands in
+    `logs_dir/driver.log`; the suite writes to the terminal through `terminal()`."""
+    global _terminal
     logs_dir.mkdir(parents=True, exist_ok=True)
     sys.stdout.flush()
     sys.stderr.flush()
     log = open(logs_dir / DRIVER_LOG, "ab", buffering=0)  # noqa: SIM115 (closed below)
-    terminal = {fd: os.dup(fd) for fd in (1, 2)}
-    streams = (sys.stdout, sys.stderr)
-    sys.stdout = _text(terminal[1])
-    sys.stderr = _text(terminal[2])
+    saved = {fd: os.dup(fd) for fd in (1, 2)}
+    _terminal = (_text(saved[1]), _text(saved[2]))
     for fd in (1, 2):
         os.dup2(log.fileno(), fd)
-    show_warning = warnings.showwarning
-    _send_warnings_to(log)
     try:
         yield
     finally:
-        for stream in (sys.stdout, sys.stderr):
+        for stream in (sys.stdout, sys.stderr, *_terminal):
             stream.flush()
-        for fd, saved in terminal.items():
-            os.dup2(saved, fd)
-            os.close(saved)
-        sys.stdout, sys.stderr = streams
-        warnings.showwarning = show_warning
+        _terminal = None
+        for fd, original in saved.items():
+            os.dup2(original, fd)
+            os.close(original)
         log.close()
+
+
+def terminal(err: bool = False) -> TextIO:
+    """Where the suite's own lines go: the terminal, also while Ray's output is diverted."""
+    if _terminal is None:
+        return sys.stderr if err else sys.stdout
+    return _terminal[1] if err else _terminal[0]
 
 
 def copy_ray_logs(logs_dir: Path) -> None:
@@ -72,17 +76,7 @@ def copy_ray_logs(logs_dir: Path) -> None:
 
 
 def _text(fd: int) -> TextIO:
+    # isatty() answers for the terminal, so the live view still knows it has one.
     return io.TextIOWrapper(
         os.fdopen(fd, "wb", closefd=False), encoding="utf-8", line_buffering=True
     )
-
-
-def _send_warnings_to(log: io.FileIO) -> None:
-    # `warnings` writes to sys.stderr, which now means the terminal: the driver's
-    # DeprecationWarnings and UserWarnings raised inside Ray go to the log instead.
-    def show(message, category, filename, lineno, file=None, line=None):
-        text = warnings.formatwarning(message, category, filename, lineno, line)
-        with contextlib.suppress(OSError, ValueError):
-            log.write(text.encode("utf-8", "replace"))
-
-    warnings.showwarning = show

@@ -1,10 +1,11 @@
-"""What the user sees: a line per training result while it runs, a line per trial at the end."""
+"""What the user sees: a line per training result while it runs, a line per trial at the end,
+and how far a trial is toward its stop criteria (the live view, `rlsuite.launcher.live`)."""
 
 from __future__ import annotations
 
 import json
 import math
-import sys
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from ray.tune import Callback, Result, ResultGrid
 from ray.tune.experiment import Trial
 
 from rlsuite import metrics
+from rlsuite.launcher.console import terminal
 from rlsuite.launcher.failures import explain
 
 
@@ -27,9 +29,9 @@ class ProgressPrinter(Callback):
         result: dict,
         **info: Any,
     ) -> None:
-        flat = _flatten(result)
+        flat = flat_result(result)
         if metrics.EPOCH in flat:
-            print(_supervised_line(trial.trial_id, flat), flush=True)
+            print(_supervised_line(trial.trial_id, flat), file=terminal(), flush=True)
             return
         line = (
             f"[{trial.trial_id}] iter {flat.get(metrics.TRAINING_ITERATION, 0):>4}"
@@ -38,14 +40,14 @@ class ProgressPrinter(Callback):
             f"  steps/s {_number(flat.get(metrics.ENV_STEPS_PER_SECOND), 0)}"
             f"  time {flat.get(metrics.TIME_TOTAL_S, 0.0):.1f} s"
         )
-        print(line, flush=True)
+        print(line, file=terminal(), flush=True)
 
     def on_trial_error(
         self, iteration: int, trials: list[Trial], trial: Trial, **info: Any
     ) -> None:
         print(
             f"[{trial.trial_id}] failed: {error_line(trial)}",
-            file=sys.stderr,
+            file=terminal(err=True),
             flush=True,
         )
 
@@ -88,22 +90,22 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
     summaries = []
     for index in range(len(results)):
         result = results[index]
-        flat = _flatten(result.metrics or {})
+        flat = flat_result(result.metrics or {})
         best = best_value(result, metric)
         supervised = metrics.EPOCH in flat
         summaries.append(
             TrialSummary(
                 trial=Path(result.path).name,
-                status="ERROR" if result.error else "OK",
+                status=_status(result),
                 iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
-                env_steps=_finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
-                episode_return_mean=_finite(flat.get(metrics.EPISODE_RETURN_MEAN)),
+                env_steps=finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
+                episode_return_mean=finite(flat.get(metrics.EPISODE_RETURN_MEAN)),
                 best_episode_return_mean=None if supervised else best,
                 wall_time_s=float(flat.get(metrics.TIME_TOTAL_S, 0.0)),
                 checkpoint=result.checkpoint.path if result.checkpoint else None,
                 error=explain(str(result.error)) if result.error else None,
                 epochs=int(flat[metrics.EPOCH]) if supervised else None,
-                validation_accuracy=_finite(flat.get(metrics.VALIDATION_ACCURACY)),
+                validation_accuracy=finite(flat.get(metrics.VALIDATION_ACCURACY)),
                 best_validation_accuracy=best_value(result, metrics.VALIDATION_ACCURACY)
                 if supervised
                 else None,
@@ -112,14 +114,18 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
     return summaries
 
 
+def _status(result: Result) -> str:
+    """ERROR, OK (met its stop criteria or a scheduler stopped it), or INTERRUPTED
+    (Ctrl-C or SIGTERM came first: `--resume` continues it)."""
+    if result.error:
+        return "ERROR"
+    return "OK" if (result.metrics or {}).get("done") else "INTERRUPTED"
+
+
 def was_interrupted(results: ResultGrid) -> bool:
     """Whether a trial neither failed nor finished: Tune marks the last result of a trial
     that met its stop criteria or was stopped by a scheduler `done`; Ctrl-C does not."""
-    for index in range(len(results)):
-        result = results[index]
-        if not result.error and not (result.metrics or {}).get("done"):
-            return True
-    return False
+    return any(_status(results[index]) == "INTERRUPTED" for index in range(len(results)))
 
 
 def best_value(result: Result, metric: str) -> float | None:
@@ -143,6 +149,66 @@ def error_line(trial: Trial) -> str:
     return "unknown error (see the trial's error.txt)"
 
 
+# Stop criteria that only count up, at a roughly steady pace: their fraction done
+# extrapolates to an ETA. Any other criterion (a return, an accuracy) is a threshold.
+COUNTERS = frozenset(
+    {
+        metrics.TRAINING_ITERATION,
+        metrics.TIME_TOTAL_S,
+        metrics.ENV_STEPS_SAMPLED_LIFETIME,
+        metrics.ENV_STEPS_TRAINED_LIFETIME,
+        metrics.MODULE_STEPS_TRAINED_LIFETIME,
+        metrics.EPISODES_LIFETIME,
+        metrics.EPOCH,
+        metrics.SNAPSHOTS,
+    }
+)
+
+
+@dataclass(frozen=True)
+class StopProgress:
+    """Where a trial stands toward one stop criterion; Tune stops it at `value >= target`."""
+
+    key: str
+    value: float | None
+    target: float
+    fraction: float | None
+    """Of a counter, the share done (0 to 1); None for a threshold."""
+    eta_s: float | None
+    """Of a counter, seconds of training left at the pace so far; None when unknown."""
+
+
+def stop_progress(stop: Mapping[str, float], flat: Mapping[str, Any]) -> list[StopProgress]:
+    """Progress toward every stop criterion, from a trial's last (flat) result."""
+    elapsed = finite(flat.get(metrics.TIME_TOTAL_S))
+    progress = []
+    for key, target in stop.items():
+        value = finite(flat.get(key))
+        if key not in COUNTERS or target <= 0:
+            progress.append(StopProgress(key, value, target, None, None))
+            continue
+        done = min(max((value or 0.0) / target, 0.0), 1.0)
+        progress.append(StopProgress(key, value, target, done, _eta(key, value, target, elapsed)))
+    return progress
+
+
+def nearest_stop(stop: Mapping[str, float], flat: Mapping[str, Any]) -> StopProgress | None:
+    """The counter criterion that will stop the trial first (the largest share done, which
+    at a steady pace is also the shortest ETA); None when the stop has no counter."""
+    counters = [p for p in stop_progress(stop, flat) if p.fraction is not None]
+    return max(counters, key=lambda p: p.fraction or 0.0, default=None)
+
+
+def _eta(key: str, value: float | None, target: float, elapsed: float | None) -> float | None:
+    if value is not None and value >= target:
+        return 0.0
+    if key == metrics.TIME_TOTAL_S:
+        return target - (value or 0.0)
+    if not value or value <= 0 or not elapsed:
+        return None
+    return elapsed * (target - value) / value
+
+
 def _supervised_line(trial_id: str, flat: dict[str, Any]) -> str:
     return (
         f"[{trial_id}] epoch {int(flat[metrics.EPOCH]):>4}"
@@ -155,17 +221,19 @@ def _supervised_line(trial_id: str, flat: dict[str, Any]) -> str:
     )
 
 
-def _flatten(result: dict, prefix: str = "") -> dict[str, Any]:
+def flat_result(result: dict, prefix: str = "") -> dict[str, Any]:
+    """A Tune result with nested keys joined by "/", as `rlsuite.metrics` names them."""
     flat: dict[str, Any] = {}
     for key, value in result.items():
         if isinstance(value, dict):
-            flat.update(_flatten(value, f"{prefix}{key}/"))
+            flat.update(flat_result(value, f"{prefix}{key}/"))
         else:
             flat[f"{prefix}{key}"] = value
     return flat
 
 
-def _finite(value: Any) -> float | None:
+def finite(value: Any) -> float | None:
+    """`value` as a float, or None when it is missing, not a number, NaN or infinite."""
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -174,10 +242,10 @@ def _finite(value: Any) -> float | None:
 
 
 def _number(value: Any, digits: int = 1) -> str:
-    number = _finite(value)
+    number = finite(value)
     return "n/a" if number is None else f"{number:.{digits}f}"
 
 
 def _count(value: Any) -> str:
-    number = _finite(value)
+    number = finite(value)
     return "n/a" if number is None else f"{int(number):,}"
