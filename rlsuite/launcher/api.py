@@ -97,6 +97,7 @@ def run_prepared(prepared: Prepared) -> RunResult:
         experiment=launch_.name,
         metric=experiment.metric,
         mode=experiment.mode,
+        experiment_file=str(launch_.experiment_file) if launch_.experiment_file else None,
     )
     passed, line = (None, None) if threshold is None else _as_test(results, *threshold)
     return RunResult(

@@ -39,7 +39,9 @@ def load_and_prepare(experiment: Experiment | str | Path, options: RunOptions) -
         if isinstance(experiment, Experiment):
             return prepare(experiment, options, "experiment")
         path = Path(experiment)
-        return prepare(load_experiment(path), options, path.stem)
+        prepared = prepare(load_experiment(path), options, path.stem)
+        launch = dataclasses.replace(prepared.launch, experiment_file=path.absolute())
+        return prepared._replace(launch=launch)
     finally:
         rllib.setLevel(level)
 

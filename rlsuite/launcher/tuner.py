@@ -33,6 +33,9 @@ class Launch:
     address: str | None = None
     resume: bool = False
     max_concurrent_trials: int | None = None
+    experiment_file: Path | None = None
+    """The file the experiment came from (recorded in summary.json: `rlsuite.evaluate` loads
+    it again for envs it registers)."""
     overwrite: bool = False
     """Move a run already in `experiment_dir` aside before this one starts."""
     verbose: bool = False
