@@ -2,7 +2,8 @@
 
 Each results directory is one config and its trials are seeds of it (`--seeds N` on
 the launcher); several directories are configs to compare. Writes report.md,
-learning_curves.png, final_scores.png (and pbt_<name>.png for PBT runs). Exit 2 on bad input.
+learning_curves.png, final_scores.png (and pbt_<name>.png for PBT runs). Exit 2 on bad
+input: missing, damaged or foreign results directories, an output that cannot be written.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from rlsuite.errors import UsageError
 from rlsuite.flags import Parser
+from rlsuite.outputs import check_output_dir
 from rlsuite.reporting import markdown, runs
 
 EXIT_BAD_INPUT = 2
@@ -37,6 +39,7 @@ def build_parser() -> Parser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        check_output_dir(args.output, "--output")
         configs = [runs.load(path) for path in args.results]
         _check_comparable(configs)
     except UsageError as error:

@@ -4,6 +4,8 @@ parallel env registered in the file. Each runs through `--smoke` as RLlib would 
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,17 +24,19 @@ class Corridor(gym.Env):
         self.length = int((config or {}).get("corridor_length", 5))
         self.observation_space = gym.spaces.Box(0.0, float(self.length), (1,), np.float32)
         self.action_space = gym.spaces.Discrete(2)
-        self.position = 0
+        self.position, self.steps = 0, 0
 
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
-        self.position = 0
+        self.position, self.steps = 0, 0
         return np.array([self.position], np.float32), {}
 
     def step(self, action):
         self.position = max(0, self.position + (1 if action == 1 else -1))
+        self.steps += 1
         done = self.position >= self.length
-        return np.array([self.position], np.float32), 1.0 if done else -0.1, done, False, {}
+        truncated = self.steps >= 20  # a time limit, as a well-formed env has
+        return np.array([self.position], np.float32), 1.0 if done else -0.1, done, truncated, {}
 '''
 
 REGISTERED = (
@@ -107,12 +111,27 @@ def test_gymnasium_id_through_set(tmp_path: Path) -> None:
     assert '"env": "Acrobot-v1"' in params.read_text()
 
 
+def _evaluate(results: Path) -> str:
+    """`rlsuite.evaluate` on the run, in a fresh process: it must find the env again."""
+    done = subprocess.run(
+        [sys.executable, "-m", "rlsuite.evaluate", str(results), "--episodes", "2"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_env_registered_in_the_file_with_a_remote_env_runner(tmp_path: Path) -> None:
     _smoke(write(tmp_path, "ppo_corridor.py", REGISTERED), tmp_path)
+    assert "my_corridor" in _evaluate(tmp_path / "results" / "ppo_corridor")
 
 
 def test_env_class(tmp_path: Path) -> None:
     _smoke(write(tmp_path, "ppo_corridor_class.py", ENV_CLASS), tmp_path)
+    assert "Corridor" in _evaluate(tmp_path / "results" / "ppo_corridor_class")
 
 
 def test_pettingzoo_env_registered_in_the_file(tmp_path: Path) -> None:

@@ -1,4 +1,5 @@
-"""`python -m rlsuite.report` on real smoke results of two seeds: PNGs, IQM table, bad input."""
+"""`python -m rlsuite.report` on real smoke results of two seeds: PNGs, IQM table, bad
+input, damaged and foreign results directories."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from rlsuite.report import main as report_main
 from rlsuite.reporting import stats
 from tests.helpers import ROOT, run_cli
 
@@ -78,9 +81,69 @@ def test_iqm_and_bootstrap_match_rliable_definitions() -> None:
         (lambda tmp, res: [res, res], "same name"),
     ],
 )
-def test_bad_input_is_one_line(results: Path, tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
+def test_bad_input_is_one_line(
+    results: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path, Path], Path | list[Path]],
+    message: str,
+) -> None:
+    """In this process for speed; test_report_renders_figures_and_iqm_table runs a real one."""
     paths = make(tmp_path, results)
-    done = report(*(paths if isinstance(paths, list) else [paths]), "--output", tmp_path / "out")
-    assert done.returncode == 2 and message in done.stderr, done.stderr
-    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    paths = paths if isinstance(paths, list) else [paths]
+    code = report_main([*map(str, paths), "--output", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # nothing written
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def damage_result_json(results: Path) -> None:
+    next(results.glob("PPO_*/result.json")).write_bytes(bytes(range(128, 256)))
+
+
+def foreign_results(results: Path) -> None:
+    """Tune results of another tool: no metric of rlsuite's, lines that are not objects."""
+    for result_json in results.glob("PPO_*/result.json"):
+        result_json.write_text('{"training_iteration": 1, "loss": 0.3}\n[1, 2]\n')
+
+
+def damage_pbt_log(results: Path) -> None:
+    (results / "pbt_global.txt").write_bytes(b"\xff\xfe" + bytes(range(256)))
+
+
+@pytest.mark.parametrize(
+    ("change", "output", "message"),
+    [
+        (damage_result_json, "report", "result.json is damaged (not text)"),
+        (foreign_results, "report", "no trial reports env_runners/episode_return_mean"),
+        (damage_pbt_log, "report", "pbt_global.txt is damaged (not text)"),
+        (None, "a_file", "it is a file, not a directory"),
+        (None, "/proc/report", "--output /proc/report: /proc is not writable"),
+    ],
+)
+def test_damaged_or_foreign_input_is_one_line(
+    results: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change: Callable[[Path], None] | None,
+    output: str,
+    message: str,
+) -> None:
+    """In this process: exit 2, one line, nothing written and no file changed."""
+    copy = tmp_path / "ppo"
+    shutil.copytree(results, copy)
+    (tmp_path / "a_file").write_text("not a directory")
+    if change is not None:
+        change(copy)
+    before = files(tmp_path)
+    code = report_main([str(copy), "--output", str(tmp_path / output)])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2
+    assert len(lines) == 1 and message in lines[0], err
+    assert files(tmp_path) == before

@@ -1,4 +1,8 @@
-"""From a path the user gives to the checkpoint to evaluate and the env it was trained on."""
+"""From a path the user gives to the checkpoint to evaluate and the env it was trained on.
+
+Also the layout of the checkpoints it finds: the marker RLlib writes into an Algorithm
+checkpoint, the parts of it that evaluation restores, and the files of a supervised one.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,10 @@ from rlsuite.supervised.checkpoint import MODEL_FILE, STATE_FILE
 
 CHECKPOINT_MARKER = "rllib_checkpoint.json"  # written by RLlib into every Algorithm checkpoint
 CHECKPOINT_PATTERN = re.compile(r"checkpoint_(\d+)$")
+# The parts of an RLlib Algorithm checkpoint that evaluation restores.
+MODULES_DIR = Path("learner_group/learner/rl_module")
+ENV_TO_MODULE_DIR = Path("env_runner/env_to_module_connector")
+MODULE_TO_ENV_DIR = Path("env_runner/module_to_env_connector")
 
 
 @dataclass(frozen=True)
@@ -25,40 +33,73 @@ class Target:
     trial: str | None
     env: str | None
     env_config: dict[str, Any] = field(default_factory=dict)
+    experiment_file: Path | None = None
+    """The experiment file of the run (summary.json): loading it registers its envs."""
 
 
-def locate(path: Path, trial: str | None = None) -> Target:
+def locate(path: Path, trial: str | None = None, checkpoint: str | None = None) -> Target:
     """The checkpoint `path` stands for: a checkpoint, a trial or an experiment directory.
 
     In an experiment directory the trial is `trial` if given, else the best by the
-    experiment's metric (its history's best value), and the checkpoint is its latest.
+    experiment's metric (its history's best value). The checkpoint is the trial's
+    `checkpoint` (a name such as checkpoint_000003) if given, else its latest.
     """
     if not path.is_dir():
         raise UsageError(
             f"{path}: no such directory; give an experiment results directory or a checkpoint_NNNNNN directory"
         )
     if is_checkpoint(path):
+        if checkpoint:
+            raise UsageError(
+                f"--checkpoint {checkpoint}: {path} is a checkpoint already; give its trial directory or drop --checkpoint"
+            )
         return _target(path, path.parent if (path.parent / "params.json").exists() else None)
     if (path / "params.json").exists():
-        return _target(latest_checkpoint(path), path)
-    trials = trial_dirs(path)
-    if not trials:
-        raise UsageError(
-            f"{path}: no trials or checkpoints here; give an experiment results directory (results/<name>) or a checkpoint_NNNNNN directory"
-        )
-    chosen = _named_trial(trials, trial) if trial else best_trial(path, trials)
-    return _target(latest_checkpoint(chosen), chosen)
+        chosen = path
+    else:
+        trials = trial_dirs(path)
+        if not trials:
+            raise UsageError(
+                f"{path}: no trials or checkpoints here; give an experiment results directory (results/<name>) or a checkpoint_NNNNNN directory"
+            )
+        chosen = _named_trial(trials, trial) if trial else best_trial(path, trials)
+    picked = named_checkpoint(chosen, checkpoint) if checkpoint else latest_checkpoint(chosen)
+    return _target(picked, chosen)
+
+
+def checkpoint_index(directory: Path) -> int | None:
+    """N of a checkpoint_N directory name; None for other names."""
+    match = CHECKPOINT_PATTERN.match(directory.name)
+    return int(match.group(1)) if match else None
+
+
+def checkpoint_dirs(trial_dir: Path) -> list[Path]:
+    """The trial's checkpoint_N directories, oldest first (complete or not)."""
+    found = [p for p in trial_dir.iterdir() if p.is_dir() and checkpoint_index(p) is not None]
+    return sorted(found, key=lambda p: checkpoint_index(p) or 0)
 
 
 def latest_checkpoint(trial_dir: Path) -> Path:
-    checkpoints = [
-        p for p in trial_dir.iterdir() if CHECKPOINT_PATTERN.match(p.name) and is_checkpoint(p)
-    ]
+    """The trial's newest checkpoint directory; UsageError when it has none."""
+    checkpoints = checkpoint_dirs(trial_dir)
     if not checkpoints:
         raise UsageError(
             f"{trial_dir}: this trial has no checkpoints; train with --checkpoint-every N (or let it finish: one is written at the end)"
         )
-    return max(checkpoints, key=lambda p: int(CHECKPOINT_PATTERN.match(p.name).group(1)))  # type: ignore[union-attr]
+    return checkpoints[-1]
+
+
+def named_checkpoint(trial_dir: Path, name: str) -> Path:
+    """`--checkpoint NAME`: checkpoint_000003, or its number 3."""
+    if name.isdigit():
+        name = f"checkpoint_{int(name):06d}"
+    chosen = trial_dir / name
+    if checkpoint_index(chosen) is None or not chosen.is_dir():
+        known = ", ".join(p.name for p in checkpoint_dirs(trial_dir)) or "none"
+        raise UsageError(
+            f"--checkpoint {name}: no such checkpoint in {trial_dir}; choose one of {known}"
+        )
+    return chosen
 
 
 def is_checkpoint(directory: Path) -> bool:
@@ -75,10 +116,10 @@ def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:
     """The trial with the best value of the experiment's metric over its history."""
     summary = read_json(experiment_dir / "summary.json") or {}
     metric = summary.get("metric", metrics.EPISODE_RETURN_MEAN)
+    if not isinstance(metric, str):
+        metric = metrics.EPISODE_RETURN_MEAN
     sign = -1.0 if summary.get("mode") == "min" else 1.0
-    with_checkpoints = [
-        t for t in trials if any(CHECKPOINT_PATTERN.match(p.name) for p in t.iterdir())
-    ]
+    with_checkpoints = [t for t in trials if checkpoint_dirs(t)]
     if not with_checkpoints:
         raise UsageError(
             f"{experiment_dir}: no trial has checkpoints; train with --checkpoint-every N"
@@ -87,7 +128,11 @@ def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:
 
 
 def _best_value(result_file: Path, metric: str) -> float:
-    values = [lookup(r, metric) for r in read_results(result_file)]
+    try:
+        results = read_results(result_file)
+    except (OSError, UnicodeDecodeError):
+        return -math.inf  # unreadable history: the trial can still be evaluated by name
+    values = [lookup(r, metric) if isinstance(r, dict) else None for r in results]
     finite = [float(v) for v in values if isinstance(v, int | float) and math.isfinite(v)]
     return max(finite, default=-math.inf)
 
@@ -103,9 +148,13 @@ def _named_trial(trials: list[Path], name: str) -> Path:
 def _target(checkpoint: Path, trial_dir: Path | None) -> Target:
     params = read_json(trial_dir / "params.json") if trial_dir else None
     env = params.get("env") if params else None
+    env_config = params.get("env_config") if params else None
+    summary = read_json(trial_dir.parent / "summary.json") if trial_dir else None
+    source = summary.get("experiment_file") if summary else None
     return Target(
         checkpoint=checkpoint,
         trial=trial_dir.name if trial_dir else None,
         env=env if isinstance(env, str) else None,
-        env_config=dict(params.get("env_config") or {}) if params else {},
+        env_config=dict(env_config) if isinstance(env_config, dict) else {},
+        experiment_file=Path(source) if isinstance(source, str) else None,
     )

@@ -11,29 +11,20 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import torch
-from ray.rllib.connectors.connector_pipeline_v2 import ConnectorPipelineV2
-from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
 from rlsuite.errors import UsageError
-from rlsuite.evaluation.policy import (
-    ENV_TO_MODULE_DIR,
-    MODULE_TO_ENV_DIR,
-    MODULES_DIR,
-    describe,
-    module_ids,
-)
-
-CONFIG_FILE = "class_and_ctor_args.pkl"  # RLlib's: the Algorithm class and its config state
-FrameSink = Callable[[np.ndarray], None]
+from rlsuite.evaluation.acting import ConnectedPolicy, EnvStep, EpisodeResult, restore_connectors
+from rlsuite.evaluation.damage import CONFIG_FILE, DamagedCheckpointError, restoring
+from rlsuite.evaluation.locate import MODULES_DIR
+from rlsuite.evaluation.policy import describe, module_ids
 
 
 def checkpoint_config(checkpoint: Path) -> dict[str, Any]:
@@ -41,21 +32,35 @@ def checkpoint_config(checkpoint: Path) -> dict[str, Any]:
     try:
         saved = pickle.loads((checkpoint / CONFIG_FILE).read_bytes())
         return dict(saved["ctor_args_and_kwargs"][0][0])
-    except (OSError, pickle.UnpicklingError, KeyError, IndexError, TypeError) as error:
-        raise UsageError(
-            f"{checkpoint}: cannot read the run's config from {CONFIG_FILE} ({type(error).__name__}); give an RLlib Algorithm checkpoint"
+    except (
+        OSError,
+        EOFError,
+        pickle.UnpicklingError,
+        KeyError,
+        IndexError,
+        TypeError,
+        ValueError,
+    ) as error:
+        raise DamagedCheckpointError(
+            f"{checkpoint}: cannot read the run's config from {CONFIG_FILE} ({type(error).__name__}); give an RLlib Algorithm checkpoint",
+            checkpoint,
         ) from None
 
 
+@dataclass(frozen=True)
+class MultiAgentEpisodeResult(EpisodeResult):
+    """Also the returns per agent and of the team (every agent's rewards)."""
+
+    agent_returns: dict[str, float]
+    team_return: float
+
+
 @dataclass
-class MultiAgentPolicy:
+class MultiAgentPolicy(ConnectedPolicy):
     """All RLModules of a multi-agent checkpoint with its connectors and policy mapping."""
 
     module: MultiRLModule
-    env_to_module: ConnectorPipelineV2
-    module_to_env: ConnectorPipelineV2
     policy_mapping_fn: Callable[..., str]
-    shared_data: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_checkpoint(cls, checkpoint: Path) -> MultiAgentPolicy:
@@ -64,17 +69,14 @@ class MultiAgentPolicy:
             raise UsageError(
                 f"{checkpoint}: the run's config has no policy mapping; is this a multi-agent checkpoint?"
             )
-        module = MultiRLModule.from_checkpoint(checkpoint / MODULES_DIR)
+        with restoring(checkpoint):
+            module = MultiRLModule.from_checkpoint(checkpoint / MODULES_DIR)
+            env_to_module, module_to_env = restore_connectors(checkpoint)
         for policy in module_ids(checkpoint):
             single = module[policy]
             if isinstance(single, torch.nn.Module):
                 single.eval()
-        return cls(
-            module=module,
-            env_to_module=ConnectorPipelineV2.from_checkpoint(checkpoint / ENV_TO_MODULE_DIR),
-            module_to_env=ConnectorPipelineV2.from_checkpoint(checkpoint / MODULE_TO_ENV_DIR),
-            policy_mapping_fn=mapping,
-        )
+        return cls(module, env_to_module, module_to_env, mapping)
 
     @property
     def policy_ids(self) -> list[str]:
@@ -93,7 +95,7 @@ class MultiAgentPolicy:
                 f"env {env_name} has agents {_agents(spaces)} but the checkpoint was trained on {_agents(trained)}; evaluate it on the env it was trained on"
             )
 
-    def new_episode(self, env: Any, seed: int) -> MultiAgentEpisode:
+    def new_episode(self, env: Any, seed: int = 0) -> MultiAgentEpisode:
         self.shared_data = {}  # connector state (e.g. RNN states) is per episode
         agents = env.possible_agents
         return MultiAgentEpisode(
@@ -105,81 +107,44 @@ class MultiAgentPolicy:
             agent_to_module_mapping_fn=self.policy_mapping_fn,
         )
 
-    @torch.no_grad()
-    def act(self, episode: MultiAgentEpisode, explore: bool) -> tuple[dict, dict, dict]:
+    def act(self, episode: Any, explore: bool) -> tuple[Any, Any, dict[str, Any]]:
         """(actions for the episode, actions for the env, extra model outputs), per agent."""
-        common: dict[str, Any] = {
-            "rl_module": self.module,
-            "episodes": [episode],
-            "explore": explore,
-            "shared_data": self.shared_data,
-        }
-        batch = self.env_to_module(batch={}, **common)
-        output = (
-            self.module.forward_exploration(batch)
-            if explore
-            else self.module.forward_inference(batch)
-        )
-        to_env = self.module_to_env(batch=output, **common)
-        # The connectors listify for a vector env of one: take element 0.
-        actions = to_env.pop(Columns.ACTIONS)[0]
-        actions_for_env = to_env.pop(Columns.ACTIONS_FOR_ENV, [actions])[0]
+        actions, actions_for_env, columns = super().act(episode, explore)
         extra: dict[str, dict[str, Any]] = {}
-        for column, per_env in to_env.items():
-            for agent, value in per_env[0].items():
+        for column, per_agent in columns.items():
+            for agent, value in per_agent.items():
                 extra.setdefault(agent, {})[column] = value
         return actions, actions_for_env, extra
 
+    def record_reset(self, episode: MultiAgentEpisode, observations: Any, infos: Any) -> None:
+        episode.add_env_reset(observations=observations, infos=infos)
 
-@dataclass(frozen=True)
-class MultiAgentEpisodeResult:
-    """Returns per policy (summed over its agents), per agent and of the team; env steps."""
-
-    returns: dict[str, float]
-    agent_returns: dict[str, float]
-    team_return: float
-    length: int
-
-
-def play_episode(
-    policy: MultiAgentPolicy, env: Any, explore: bool, seed: int, sink: FrameSink | None
-) -> MultiAgentEpisodeResult:
-    episode = policy.new_episode(env, seed)
-    observations, infos = env.reset(seed=seed)
-    episode.add_env_reset(observations=observations, infos=infos)
-    _render(env, sink)
-    while not episode.is_done:
-        actions, actions_for_env, extra = policy.act(episode, explore)
-        observations, rewards, terminateds, truncateds, infos = env.step(actions_for_env)
+    def record_step(self, episode: MultiAgentEpisode, step: EnvStep) -> None:
         episode.add_env_step(
-            observations=observations,
-            actions=actions,
-            rewards=rewards,
-            infos=infos,
-            terminateds=terminateds,
-            truncateds=truncateds,
-            extra_model_outputs=extra,
+            observations=step.observations,
+            actions=step.actions,
+            rewards=step.rewards,
+            infos=step.infos,
+            terminateds=step.terminated,
+            truncateds=step.truncated,
+            extra_model_outputs=step.extra_model_outputs,
         )
-        _render(env, sink)
-    agent_returns = {
-        str(agent): float(single.get_return()) for agent, single in episode.agent_episodes.items()
-    }
-    returns: dict[str, float] = {}
-    for agent, value in agent_returns.items():
-        module = str(episode.module_for(agent))
-        returns[module] = returns.get(module, 0.0) + value
-    return MultiAgentEpisodeResult(
-        returns, agent_returns, float(episode.get_return()), len(episode)
-    )
 
-
-def _render(env: Any, sink: FrameSink | None) -> None:
-    if sink is None:
-        return
-    frame = env.render()
-    if not isinstance(frame, np.ndarray) or frame.ndim != 3:
-        raise ValueError("the env does not render RGB frames")
-    sink(frame)
+    def result(self, episode: MultiAgentEpisode) -> MultiAgentEpisodeResult:
+        agent_returns = {
+            str(agent): float(single.get_return())
+            for agent, single in episode.agent_episodes.items()
+        }
+        returns: dict[str, float] = {}
+        for agent, value in agent_returns.items():
+            module = str(episode.module_for(agent))
+            returns[module] = returns.get(module, 0.0) + value
+        return MultiAgentEpisodeResult(
+            returns=returns,
+            length=len(episode),
+            agent_returns=agent_returns,
+            team_return=float(episode.get_return()),
+        )
 
 
 def _agents(space: Any) -> str:

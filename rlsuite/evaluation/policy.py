@@ -1,4 +1,5 @@
-"""A trained policy restored from an RLlib checkpoint: its RLModules and its connectors.
+"""A trained single-agent policy restored from an RLlib checkpoint: its RLModule and its
+connectors, and its episodes.
 
 The connectors come from the checkpoint's env runner (observation filters, frame
 stacking, action unsquashing and clipping), so the policy acts exactly as it did in
@@ -7,23 +8,19 @@ training. Policies are keyed by module id; a single-agent run has `default_polic
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import gymnasium as gym
 import torch
-from ray.rllib.connectors.connector_pipeline_v2 import ConnectorPipelineV2
 from ray.rllib.core import DEFAULT_MODULE_ID
-from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
 from rlsuite.errors import UsageError
-
-MODULES_DIR = Path("learner_group/learner/rl_module")
-ENV_TO_MODULE_DIR = Path("env_runner/env_to_module_connector")
-MODULE_TO_ENV_DIR = Path("env_runner/module_to_env_connector")
+from rlsuite.evaluation.acting import ConnectedPolicy, EnvStep, EpisodeResult, restore_connectors
+from rlsuite.evaluation.damage import restoring
+from rlsuite.evaluation.locate import MODULES_DIR
 
 
 def module_ids(checkpoint: Path) -> list[str]:
@@ -34,20 +31,16 @@ def module_ids(checkpoint: Path) -> list[str]:
 
 def load_module(checkpoint: Path, module_id: str = DEFAULT_MODULE_ID) -> RLModule:
     """One RLModule of a checkpoint, in eval mode, on the CPU."""
-    module = RLModule.from_checkpoint(checkpoint / MODULES_DIR / module_id)
+    with restoring(checkpoint):
+        module = RLModule.from_checkpoint(checkpoint / MODULES_DIR / module_id)
     if isinstance(module, torch.nn.Module):
         module.eval()
     return module
 
 
 @dataclass
-class SingleAgentPolicy:
+class SingleAgentPolicy(ConnectedPolicy):
     """The `default_policy` RLModule with the env runner's connector pipelines."""
-
-    module: RLModule
-    env_to_module: ConnectorPipelineV2
-    module_to_env: ConnectorPipelineV2
-    shared_data: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_checkpoint(cls, checkpoint: Path) -> SingleAgentPolicy:
@@ -57,11 +50,10 @@ class SingleAgentPolicy:
             raise UsageError(
                 f"{checkpoint}: expected one RLModule '{DEFAULT_MODULE_ID}' (a single-agent run), found {found}; multi-agent evaluation is not supported yet"
             )
-        return cls(
-            module=load_module(checkpoint),
-            env_to_module=ConnectorPipelineV2.from_checkpoint(checkpoint / ENV_TO_MODULE_DIR),
-            module_to_env=ConnectorPipelineV2.from_checkpoint(checkpoint / MODULE_TO_ENV_DIR),
-        )
+        module = load_module(checkpoint)
+        with restoring(checkpoint):
+            env_to_module, module_to_env = restore_connectors(checkpoint)
+        return cls(module, env_to_module, module_to_env)
 
     @property
     def policy_ids(self) -> list[str]:
@@ -80,32 +72,31 @@ class SingleAgentPolicy:
                 f"env {env_name} has {got} but the checkpoint was trained on {trained}; evaluate it on the env it was trained on"
             )
 
-    def new_episode(self, env: gym.Env) -> SingleAgentEpisode:
+    def new_episode(self, env: gym.Env, seed: int = 0) -> SingleAgentEpisode:
         self.shared_data = {}  # connector state (e.g. RNN states) is per episode
         return SingleAgentEpisode(
             observation_space=env.observation_space, action_space=env.action_space
         )
 
-    @torch.no_grad()
-    def act(self, episode: SingleAgentEpisode, explore: bool) -> tuple[Any, Any, dict[str, Any]]:
-        """(action for the episode, action for the env, extra model outputs) at the last obs."""
-        common: dict[str, Any] = {
-            "rl_module": self.module,
-            "episodes": [episode],
-            "explore": explore,
-            "shared_data": self.shared_data,
-        }
-        batch = self.env_to_module(batch={}, **common)
-        output = (
-            self.module.forward_exploration(batch)
-            if explore
-            else self.module.forward_inference(batch)
+    def record_reset(self, episode: SingleAgentEpisode, observations: object, infos: dict) -> None:
+        episode.add_env_reset(observation=observations, infos=infos)
+
+    def record_step(self, episode: SingleAgentEpisode, step: EnvStep) -> None:
+        episode.add_env_step(
+            observation=step.observations,
+            action=step.actions,
+            reward=step.rewards,
+            infos=step.infos,
+            terminated=step.terminated,
+            truncated=step.truncated,
+            extra_model_outputs=step.extra_model_outputs,
         )
-        to_env = self.module_to_env(batch=output, **common)
-        # The connectors listify for a vector env of one: take element 0.
-        actions = to_env.pop(Columns.ACTIONS)
-        actions_for_env = to_env.pop(Columns.ACTIONS_FOR_ENV, actions)
-        return actions[0], actions_for_env[0], {k: v[0] for k, v in to_env.items()}
+
+    def result(self, episode: SingleAgentEpisode) -> EpisodeResult:
+        total = 0.0
+        for reward in episode.get_rewards():
+            total += float(reward)
+        return EpisodeResult(returns={pid: total for pid in self.policy_ids}, length=len(episode))
 
 
 def describe(space: gym.Space | None) -> str:

@@ -10,19 +10,10 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from rlsuite.evaluation import multiagent
-from rlsuite.evaluation.multiagent import MultiAgentEpisodeResult, MultiAgentPolicy
-from rlsuite.evaluation.policy import SingleAgentPolicy
+from rlsuite.evaluation.acting import ConnectedPolicy, EnvStep, EpisodeResult
+from rlsuite.evaluation.multiagent import MultiAgentEpisodeResult
 
 FrameSink = Callable[[np.ndarray], None]
-
-
-@dataclass(frozen=True)
-class EpisodeResult:
-    """One episode: its return per policy (module id) and its length in env steps."""
-
-    returns: dict[str, float]
-    length: int
 
 
 @dataclass(frozen=True)
@@ -39,55 +30,38 @@ class Stats:
 
 
 def play(
-    policy: SingleAgentPolicy | MultiAgentPolicy,
+    policy: ConnectedPolicy,
     env: Any,
     episodes: int,
     explore: bool,
     seed: int,
     frame_sink: Callable[[int], FrameSink | None] = lambda index: None,
-) -> list[EpisodeResult | MultiAgentEpisodeResult]:
+) -> list[EpisodeResult]:
     """`episodes` episodes; episode i resets with seed `seed + i`, so runs are repeatable.
 
     `frame_sink(i)` returns where episode i's rendered frames go (None: not rendered).
     """
     torch.manual_seed(seed)  # exploration samples from the action distribution with torch
     env.action_space.seed(seed)
-    if isinstance(policy, MultiAgentPolicy):
-        return [
-            multiagent.play_episode(policy, env, explore, seed + i, frame_sink(i))
-            for i in range(episodes)
-        ]
     return [play_episode(policy, env, explore, seed + i, frame_sink(i)) for i in range(episodes)]
 
 
 def play_episode(
-    policy: SingleAgentPolicy, env: gym.Env, explore: bool, seed: int, sink: FrameSink | None
+    policy: ConnectedPolicy, env: Any, explore: bool, seed: int, sink: FrameSink | None
 ) -> EpisodeResult:
-    episode = policy.new_episode(env)
-    observation, info = env.reset(seed=seed)
-    episode.add_env_reset(observation=observation, infos=info)
+    """One episode as RLlib's env runners play it: reset, then act and step until done."""
+    episode = policy.new_episode(env, seed)
+    observations, infos = env.reset(seed=seed)
+    policy.record_reset(episode, observations, infos)
     _render(env, sink)
-    total = 0.0
     while not episode.is_done:
-        action, action_for_env, extra = policy.act(episode, explore)
-        observation, reward, terminated, truncated, info = env.step(action_for_env)
-        episode.add_env_step(
-            observation=observation,
-            action=action,
-            reward=reward,
-            infos=info,
-            terminated=terminated,
-            truncated=truncated,
-            extra_model_outputs=extra,
-        )
-        total += float(reward)
+        actions, actions_for_env, extra = policy.act(episode, explore)
+        policy.record_step(episode, EnvStep(actions, extra, *env.step(actions_for_env)))
         _render(env, sink)
-    return EpisodeResult(returns={pid: total for pid in policy.policy_ids}, length=len(episode))
+    return policy.result(episode)
 
 
-def summarize(
-    results: Sequence[EpisodeResult | MultiAgentEpisodeResult],
-) -> tuple[dict[str, Stats], Stats]:
+def summarize(results: Sequence[EpisodeResult]) -> tuple[dict[str, Stats], Stats]:
     """Return statistics per policy and episode-length statistics."""
     return _per_id([r.returns for r in results]), Stats.of([r.length for r in results])
 

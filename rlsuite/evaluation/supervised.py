@@ -18,6 +18,7 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from rlsuite.errors import UsageError
+from rlsuite.evaluation.damage import DamagedCheckpointError, restoring
 from rlsuite.evaluation.locate import Target
 from rlsuite.supervised import checkpoint as checkpoint_files
 from rlsuite.supervised import registry
@@ -62,8 +63,15 @@ def prepare(
     """The checkpoint's model and the validation split to score it on; UsageError (one
     line) for data the model cannot be scored on."""
     saved = ray.train.Checkpoint.from_directory(str(checkpoint))
-    model, config = checkpoint_files.load_model(saved)
-    trained_kwargs = checkpoint_files.read_state(checkpoint).get("model_kwargs", {})
+    with restoring(checkpoint):
+        state = checkpoint_files.read_state(checkpoint)
+        if not isinstance(state, dict) or not isinstance(state.get("config"), dict):
+            raise DamagedCheckpointError(
+                f"{checkpoint / checkpoint_files.STATE_FILE} holds no trial config: not a checkpoint of rlsuite's supervised loop",
+                checkpoint,
+            )
+        model, config = checkpoint_files.load_model(saved)
+    trained_kwargs = state.get("model_kwargs") or {}
     changes: dict[str, Any] = {"num_workers": 1, "use_gpu": False, "loader_workers": 0}
     if dataset is not None:
         changes["dataset"] = dataset

@@ -14,7 +14,7 @@ from ray.tune.experiment import Trial
 
 from rlsuite.experiment import Experiment
 from rlsuite.launcher import cluster
-from rlsuite.launcher.live import progress_callback
+from rlsuite.launcher.live import progress_callback, stop_live_views
 from rlsuite.launcher.shutdown import SHUTDOWN, EndsRunOnceAllPaused, pausing
 from rlsuite.launcher.workloads import workload_for
 from rlsuite.workload import Workload
@@ -90,6 +90,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     try:
         return tuner.fit()
     finally:
+        stop_live_views()  # a second Ctrl-C ends fit without on_experiment_end
         signal.signal(signal.SIGTERM, previous_handler)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from rlsuite import metrics
 from rlsuite.reporting import figures, stats
-from rlsuite.reporting.runs import Config, Trial, pbt_lineage
+from rlsuite.reporting.runs import Config, Trial
 
 FINAL_WINDOW = 5  # final score: the metric's mean over the last iterations, not one noisy value
 
@@ -83,7 +83,7 @@ def _trial_table(config: Config) -> list[str]:
 
 def _pbt_section(config: Config, output: Path) -> list[str]:
     keys = mutated_keys(config)
-    lineage = pbt_lineage(config)
+    lineage = config.lineage
     if not keys and not lineage:
         return []
     lines = [f"### {config.label}: PBT", ""]

@@ -1,10 +1,15 @@
-"""Results directories as data: one directory is one config, its trials are its seeds."""
+"""Results directories as data: one directory is one config, its trials are its seeds.
+
+Everything a report reads is read here, by `load`, before anything is written: a
+missing, damaged or foreign results directory is one UsageError line.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +17,9 @@ import numpy as np
 
 from rlsuite import metrics
 from rlsuite.errors import UsageError
-from rlsuite.results import lookup, read_results, trial_dirs
+from rlsuite.results import lookup, read_json, read_results, trial_dirs
+
+PBT_LOG = "pbt_global.txt"  # Tune PBT's exploit log, in the experiment directory
 
 
 @dataclass(frozen=True)
@@ -34,37 +41,6 @@ class Trial:
 
 
 @dataclass(frozen=True)
-class Config:
-    """One results directory: trials of one config (seeds, or a PBT population)."""
-
-    label: str
-    path: Path
-    metric: str
-    trials: list[Trial]
-
-    @property
-    def env(self) -> str:
-        return str(self.trials[0].params.get("env", "unknown env"))
-
-
-def load(path: Path) -> Config:
-    """Every trial of a results directory with at least one result."""
-    if not path.is_dir():
-        raise UsageError(
-            f"{path}: no such directory; give results directories such as results/ppo_cartpole"
-        )
-    trials = [_trial(d) for d in trial_dirs(path)]
-    trials = [t for t in trials if t.results]
-    if not trials:
-        raise UsageError(
-            f"{path}: no trial results here (no */result.json); give a results directory that `python -m rlsuite.run` wrote"
-        )
-    summary = _json(path / "summary.json")
-    metric = summary.get("metric", metrics.EPISODE_RETURN_MEAN)
-    return Config(label=path.name, path=path, metric=metric, trials=trials)
-
-
-@dataclass(frozen=True)
 class Exploit:
     """One PBT exploit: `trial` copied `source`'s checkpoint at `iteration` and explored
     from `source`'s config to `new_config`."""
@@ -77,30 +53,72 @@ class Exploit:
     new_config: dict[str, Any]
 
 
-def pbt_lineage(config: Config) -> list[Exploit]:
-    """Tune PBT's exploit log (`pbt_global.txt`), with trial directory names instead of
-    Tune's tags; empty when the run was not PBT."""
-    log = config.path / "pbt_global.txt"
+@dataclass(frozen=True)
+class Config:
+    """One results directory: trials of one config (seeds, or a PBT population)."""
+
+    label: str
+    path: Path
+    metric: str
+    trials: list[Trial]
+    lineage: list[Exploit] = field(default_factory=list)
+    """PBT's exploits, with trial directory names; empty when the run was not PBT."""
+
+    @property
+    def env(self) -> str:
+        return str(self.trials[0].params.get("env", "unknown env"))
+
+
+def load(path: Path) -> Config:
+    """Every trial of a results directory with at least one result; UsageError (one
+    line) for a directory that is missing, damaged or not what `rlsuite.run` writes."""
+    if not path.is_dir():
+        raise UsageError(
+            f"{path}: no such directory; give results directories such as results/ppo_cartpole"
+        )
+    try:
+        directories = trial_dirs(path)
+    except OSError as error:
+        raise UsageError(f"{path}: cannot be read ({error.strerror})") from None
+    trials = [t for t in map(_trial, directories) if t.results]
+    if not trials:
+        raise UsageError(
+            f"{path}: no trial results here (no */result.json); give a results directory that `python -m rlsuite.run` wrote"
+        )
+    metric = (read_json(path / "summary.json") or {}).get("metric")
+    metric = metric if isinstance(metric, str) else metrics.EPISODE_RETURN_MEAN
+    if not any(np.isfinite(t.series(metric)).any() for t in trials):
+        raise UsageError(
+            f"{path}: no trial reports {metric}; give a results directory that `python -m rlsuite.run` wrote"
+        )
+    lineage = pbt_lineage(path / PBT_LOG, [t.name for t in trials])
+    return Config(label=path.name, path=path, metric=metric, trials=trials, lineage=lineage)
+
+
+def pbt_lineage(log: Path, names: list[str]) -> list[Exploit]:
+    """Tune PBT's exploit log, with the trial directory names `names` instead of Tune's
+    tags; empty when there is no log (the run was not PBT)."""
     if not log.exists():
         return []
-    names = [trial.name for trial in config.trials]
-    exploits = []
-    for line in log.read_text().splitlines():
-        entry = json.loads(line) if line.strip() else []
-        if len(entry) < 6:
-            continue
+    exploits = [_exploit(line, names) for line in _lines(log)]
+    return [exploit for exploit in exploits if exploit is not None]
+
+
+def _exploit(line: str, names: list[str]) -> Exploit | None:
+    """One line of the PBT log; None for a line cut short or not Tune's."""
+    try:
+        entry = json.loads(line)
         trial, source, iteration, source_iteration, source_config, new_config = entry[:6]
-        exploits.append(
-            Exploit(
-                int(iteration),
-                _trial_name(str(trial), names),
-                _trial_name(str(source), names),
-                int(source_iteration),
-                source_config,
-                new_config,
-            )
+        return Exploit(
+            int(iteration),
+            _trial_name(str(trial), names),
+            _trial_name(str(source), names),
+            int(source_iteration),
+            dict(source_config),
+            dict(new_config),
         )
-    return exploits
+    except (json.JSONDecodeError, TypeError, ValueError, KeyError):
+        return None
 
 
 def _trial_name(tag: str, names: list[str]) -> str:
@@ -114,15 +132,37 @@ def _trial_name(tag: str, names: list[str]) -> str:
 def _trial(directory: Path) -> Trial:
     # After a resume, iterations may repeat in result.json: the last result of each wins.
     by_iteration: dict[int, dict[str, Any]] = {}
-    for result in read_results(directory / "result.json"):
-        by_iteration[int(result.get(metrics.TRAINING_ITERATION, len(by_iteration) + 1))] = result
+    for result in _results(directory / "result.json"):
+        iteration = result.get(metrics.TRAINING_ITERATION)
+        if not isinstance(iteration, int | float) or not math.isfinite(iteration):
+            iteration = len(by_iteration) + 1  # another tool's results: in file order
+        by_iteration[int(iteration)] = result
     results = [by_iteration[i] for i in sorted(by_iteration)]
-    return Trial(name=directory.name, params=_json(directory / "params.json"), results=results)
+    return Trial(
+        name=directory.name, params=read_json(directory / "params.json") or {}, results=results
+    )
 
 
-def _json(path: Path) -> dict[str, Any]:
+def _results(path: Path) -> list[dict[str, Any]]:
+    """Tune's results of a trial (lines that are not JSON objects left out)."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return [r for r in read_results(path) if isinstance(r, dict)]
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(
+            f"{path} is damaged ({_reason(error)}); restore it or move that trial out of the results directory"
+        ) from None
+
+
+def _lines(path: Path) -> list[str]:
+    try:
+        return path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(
+            f"{path} is damaged ({_reason(error)}); restore it, or delete it to report without the PBT lineage"
+        ) from None
+
+
+def _reason(error: OSError | UnicodeDecodeError) -> str:
+    if isinstance(error, OSError):
+        return error.strerror or type(error).__name__
+    return "not text"

@@ -26,15 +26,21 @@ OUTPUTS = ("actions", Columns.ACTION_DIST_INPUTS)
 EXAMPLE_BATCH = 4  # the traced batch size; the batch axis stays dynamic in both formats
 
 
+def check_exportable(module: RLModule) -> None:
+    """Refuse (UsageError) what `export` cannot write: a recurrent policy, whose state
+    would be inputs and outputs of the exported network."""
+    if module.is_stateful():
+        raise UsageError(
+            "the policy is recurrent (stateful, e.g. use_lstm); exporting recurrent policies is not supported yet; evaluate it without --export"
+        )
+
+
 class InferenceNetwork(torch.nn.Module):
     """`forward_inference` of an RLModule as a plain tensor-in, tensors-out network."""
 
     def __init__(self, module: RLModule) -> None:
         super().__init__()
-        if module.is_stateful():
-            raise UsageError(
-                "the policy is recurrent (stateful); exporting RNN policies is not supported yet"
-            )
+        check_exportable(module)
         assert isinstance(module, torch.nn.Module)
         self.module = module
         self.dist_class = module.get_inference_action_dist_cls()

@@ -1,0 +1,305 @@
+"""What the terminal shows while trials run (rlsuite/launcher/live.py): the live view on a
+terminal, today's line per result elsewhere, nothing with --quiet.
+
+The callback gets real Tune `Trial`s whose driver staging folders (which a running Ray
+session provides) point into tmp_path, and results shaped as RLlib reports them.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import pickle
+import pty
+import re
+import select
+import signal
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ray.tune import Callback
+from ray.tune.error import TuneError
+from ray.tune.execution.placement_groups import PlacementGroupFactory
+from ray.tune.experiment import Trial
+from ray.tune.schedulers.pbt import PopulationBasedTraining, _PBTTrialState
+from rich.console import Console
+
+from rlsuite import metrics
+from rlsuite.launcher.live import LiveProgress, progress_callback, stop_live_views
+from rlsuite.launcher.progress import ProgressPrinter, nearest_stop, stop_progress
+from tests.helpers import ROOT
+
+STOP = {metrics.TRAINING_ITERATION: 4.0}
+RETURN = metrics.EPISODE_RETURN_MEAN
+ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+class StagedTrial(Trial):
+    """A Tune trial whose driver-side folders are `staging` (Ray's session folder in a run)."""
+
+    def __init__(self, staging: Path, index: int, tag: str = "", **kwargs: Any):
+        super().__init__(
+            "PPO",
+            config={"lr": 3e-4, "clip_param": 0.2},
+            trial_id=f"abcde_{index:05d}",
+            experiment_tag=tag or f"{index}_lr=0.0003",
+            placement_group_factory=PlacementGroupFactory([{"CPU": 1}]),
+            **kwargs,
+        )
+        self.staging = staging
+        (staging / self.trial_id).mkdir(parents=True, exist_ok=True)
+
+    @property
+    def local_experiment_path(self) -> str:
+        return str(self.staging)
+
+    @property
+    def local_path(self) -> str:
+        return str(self.staging / self.trial_id)
+
+
+def rl_result(iteration: int, time_s: float, env_steps: int, ret: float, **extra: Any) -> dict:
+    """A training result nested as RLlib and Tune report it."""
+    flat = {
+        metrics.TRAINING_ITERATION: iteration,
+        metrics.TIME_TOTAL_S: time_s,
+        metrics.ENV_STEPS_SAMPLED_LIFETIME: env_steps,
+        metrics.EPISODE_RETURN_MEAN: ret,
+        metrics.ENV_STEPS_PER_SECOND: env_steps / time_s,
+        **extra,
+    }
+    nested: dict = {}
+    for key, value in flat.items():
+        *parents, leaf = key.split("/")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return nested
+
+
+def live_on(console_file: io.StringIO, stop: dict[str, float], num_trials: int) -> LiveProgress:
+    callback = progress_callback("auto", stop, RETURN)
+    assert isinstance(callback, LiveProgress)
+    callback.start(Console(file=console_file, width=120, color_system=None), num_trials)
+    return callback
+
+
+def feed(callback: Callback, trial: Trial, *results: dict, trials: Sequence[Trial] = ()) -> None:
+    """Start `trial` and report its `results`, as Tune's controller does; `trials`: all."""
+    trial.set_status(Trial.RUNNING)
+    trials = list(trials) or [trial]
+    callback.on_trial_start(iteration=0, trials=trials, trial=trial)
+    for result in results:  # the callbacks, then the trial
+        callback.on_trial_result(iteration=0, trials=trials, trial=trial, result=result)
+        trial.update_last_result(result)
+
+
+def test_without_a_terminal_one_line_per_result_as_before(tmp_path: Path, capsys) -> None:
+    callback = progress_callback("auto", STOP, RETURN)
+    callback.setup(total_num_samples=1)  # pytest's stdout is no terminal
+    trial = StagedTrial(tmp_path, 0)
+    feed(callback, trial, rl_result(1, 2.0, 128, 20.1), rl_result(2, 4.0, 256, 35.2))
+    out = capsys.readouterr().out
+    assert out.splitlines() == [
+        "[abcde_00000] iter    1  env steps 128  return 20.1  steps/s 64  time 2.0 s",
+        "[abcde_00000] iter    2  env steps 256  return 35.2  steps/s 64  time 4.0 s",
+    ]
+    assert "\x1b" not in out
+
+
+def test_modes() -> None:
+    assert type(progress_callback("quiet", STOP, RETURN)) is Callback  # prints nothing
+    assert type(progress_callback("lines", STOP, RETURN)) is ProgressPrinter
+    with pytest.raises(ValueError, match="choose auto, lines or quiet"):
+        progress_callback("loud", STOP, RETURN)
+
+
+@pytest.mark.parametrize(
+    ("key", "target", "value", "time_s", "fraction", "eta_s"),
+    [
+        (metrics.TRAINING_ITERATION, 4, 1, 2.0, 0.25, 6.0),
+        (metrics.ENV_STEPS_SAMPLED_LIFETIME, 1000, 250, 10.0, 0.25, 30.0),
+        (metrics.TIME_TOTAL_S, 60, 15.0, 15.0, 0.25, 45.0),
+        (metrics.EPOCH, 10, 5, 50.0, 0.5, 50.0),
+        (metrics.TRAINING_ITERATION, 4, 4, 8.0, 1.0, 0.0),  # reached
+        (metrics.TRAINING_ITERATION, 4, None, None, 0.0, None),  # no result yet
+    ],
+)
+def test_fraction_and_eta_toward_a_counter(key, target, value, time_s, fraction, eta_s) -> None:
+    flat = (
+        {key: value, metrics.TIME_TOTAL_S: time_s} if key != metrics.TIME_TOTAL_S else {key: value}
+    )
+    [progress] = stop_progress({key: target}, flat)
+    assert progress.fraction == pytest.approx(fraction)
+    assert progress.eta_s == (None if eta_s is None else pytest.approx(eta_s))
+
+
+def test_a_return_threshold_has_no_fraction_and_the_nearest_counter_wins() -> None:
+    stop = {RETURN: 450.0, metrics.ENV_STEPS_SAMPLED_LIFETIME: 1000, metrics.TRAINING_ITERATION: 10}
+    flat = {RETURN: 120.0, metrics.ENV_STEPS_SAMPLED_LIFETIME: 500, metrics.TRAINING_ITERATION: 2}
+    by_key = {p.key: p for p in stop_progress(stop, {**flat, metrics.TIME_TOTAL_S: 20.0})}
+    assert (by_key[RETURN].value, by_key[RETURN].fraction, by_key[RETURN].eta_s) == (
+        120.0,
+        None,
+        None,
+    )
+    nearest = nearest_stop(stop, {**flat, metrics.TIME_TOTAL_S: 20.0})
+    assert nearest is not None and nearest.key == metrics.ENV_STEPS_SAMPLED_LIFETIME
+    assert nearest_stop({RETURN: 450.0}, flat) is None
+
+
+def test_one_trial_shows_a_bar_elapsed_eta_metric_best_and_throughput(tmp_path: Path) -> None:
+    screen = io.StringIO()
+    callback = live_on(screen, {**STOP, RETURN: 450.0}, num_trials=1)
+    trial = StagedTrial(tmp_path, 0)
+    feed(callback, trial, rl_result(1, 2.0, 128, 35.2), rl_result(2, 4.0, 256, 20.1))
+    trial.set_status(Trial.PAUSED)  # the clock stands still while a trial is not running
+    callback.on_experiment_end(trials=[trial])
+    shown = screen.getvalue()
+    assert "2/4 iter" in shown and "elapsed 0:00:04" in shown and "ETA 0:00:04" in shown
+    assert "return 20.1 (best 35.2) / stop at 450" in shown
+    assert "env steps 256" in shown and "env steps/s 64" in shown
+    assert "━" in shown or "-" in shown  # the bar (ASCII where the encoding is)
+
+
+def test_a_sweep_table_lists_every_trial(tmp_path: Path) -> None:
+    screen = io.StringIO()
+    callback = live_on(screen, STOP, num_trials=5)
+    trials = [StagedTrial(tmp_path, i) for i in range(4)]  # a fifth not created yet
+    for i, trial in enumerate(trials[:3]):
+        feed(
+            callback,
+            trial,
+            rl_result(1 + i, 2.0 * (1 + i), 128 * (1 + i), 10.0 * (1 + i)),
+            trials=trials,
+        )
+    trials[2].set_status(Trial.TERMINATED)
+    trials[1].set_status(Trial.ERROR)
+    callback.stop()
+    table = screen.getvalue()
+    assert "5 trials: 1 running, 1 error, 1 done, 1 pending, 1 not started" in table
+    rows = [line.split() for line in table.splitlines() if line.startswith("abcde_")]
+    assert [row[:4] for row in rows] == [
+        ["abcde_00000", "running", "1", "10"],
+        ["abcde_00001", "error", "2", "20"],
+        ["abcde_00002", "done", "3", "30"],
+        ["abcde_00003", "pending", "0", "-"],
+    ]
+    assert [row[-2:] for row in rows][2] == ["iter", "done"]
+
+
+def test_a_pbt_exploit_prints_one_line_above_the_table(tmp_path: Path) -> None:
+    screen = io.StringIO()
+    callback = live_on(screen, STOP, num_trials=2)
+    source, target = StagedTrial(tmp_path, 0), StagedTrial(tmp_path, 1)
+    feed(callback, source, rl_result(2, 4.0, 256, 35.2))
+    feed(callback, target, rl_result(2, 4.0, 256, 20.1))
+    # Tune's PBT writes its exploit log line itself, in its own format.
+    pbt = PopulationBasedTraining(metric=RETURN, mode="max", hyperparam_mutations={"lr": [1e-4]})
+    new_config = {**source.config, "lr": 3.6e-4, "clip_param": 0.3}
+    pbt._log_config_on_step(
+        _PBTTrialState(target), _PBTTrialState(source), target, source, new_config
+    )
+    target.set_experiment_tag("1_lr=0.0003@perturbed[lr=0.00036]")
+    callback.on_trial_result(
+        iteration=0, trials=[source, target], trial=source, result=rl_result(3, 6.0, 384, 40.0)
+    )
+    callback.stop()
+    lines = screen.getvalue().splitlines()
+    assert lines[0] == (
+        "[abcde_00001] PBT exploit abcde_00000 at iteration 2 (return 40 vs 20.1);"
+        " explore lr 0.0003 -> 0.00036, clip_param 0.2 -> 0.3"
+    )
+    perturbations = {
+        line.split()[0]: line.split()[5] for line in lines if line.startswith("abcde_")
+    }
+    assert perturbations == {"abcde_00000": "0", "abcde_00001": "1"}
+
+
+def test_scheduler_stops_failures_and_restarts_print_a_line(tmp_path: Path) -> None:
+    screen = io.StringIO()
+    callback = live_on(screen, STOP, num_trials=2)
+    stopped, failed = StagedTrial(tmp_path, 0), StagedTrial(tmp_path, 1, max_failures=1)
+    feed(callback, stopped, {**rl_result(2, 4.0, 256, 12.5), "done": True})  # ASHA's stop
+    feed(callback, failed, rl_result(1, 2.0, 128, 9.0))
+    failed.handle_error(TuneError("the env exploded"))
+    callback.on_trial_recover(iteration=0, trials=[failed], trial=failed)
+    callback.on_trial_error(iteration=0, trials=[failed], trial=failed)
+    callback.stop()
+    lines = screen.getvalue().splitlines()
+    assert lines[0] == "[abcde_00000] stopped by the scheduler at iteration 2 (return 12.5)"
+    assert lines[1].startswith("[abcde_00001] failed, restart 1 of 1 from its last checkpoint: ")
+    assert lines[2].startswith("[abcde_00001] failed: ") and "the env exploded" in lines[2]
+    feed(callback, stopped, {**rl_result(4, 8.0, 512, 30.0), "done": True})  # reached its stop
+    assert "stopped by the scheduler at iteration 4" not in screen.getvalue()
+
+
+def test_the_view_pickles_with_the_run_and_gives_sigterm_back(tmp_path: Path) -> None:
+    callback = live_on(io.StringIO(), STOP, num_trials=1)
+    assert signal.getsignal(signal.SIGTERM) == callback._on_sigterm
+    again = pickle.loads(pickle.dumps(callback))  # Tune keeps its callbacks in tuner.pkl
+    assert isinstance(again, LiveProgress) and again._live is None and again._board is None
+    stop_live_views()  # what tuner.run does once fit returns or raises
+    callback.stop()
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_run_on_a_terminal_shows_a_bar_and_ends_with_the_plain_summary(tmp_path: Path) -> None:
+    command = [
+        sys.executable,
+        *("-m", "rlsuite.run", "experiments/ppo_cartpole.py", "--smoke"),
+        *("--storage-path", str(tmp_path), "--stop", "training_iteration=4"),
+    ]
+    output, status = _run_on_a_terminal(command, timeout=120)
+    text = ANSI.sub(b"", output).decode()
+    assert os.waitstatus_to_exitcode(status) == 0, text[-3000:]
+    assert "ETA" in text and "/4 iter" in text and "elapsed" in text
+    assert "━" in text
+    _, view_end, summary = output.rpartition(b"\x1b[?25h")  # the view ends: cursor shown
+    assert view_end
+    # Plain lines after it; something in Ray resets the colours (ESC[0m) at exit, also
+    # with --quiet.
+    lines = [line for line in summary.split(b"\r\n") if line.strip() and line != b"\x1b[0m"]
+    assert not [line for line in lines if b"\x1b" in line], lines
+    plain = [line.decode() for line in lines]
+    assert re.match(r"PPO_\w+ OK: return ", plain[0]), plain
+    assert plain[-1].startswith("results: ")
+
+
+def _run_on_a_terminal(command: list[str], timeout: float) -> tuple[bytes, int]:
+    """Run `command` with a pseudo-terminal (100x30) as its stdin, stdout and stderr."""
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: its terminal's size, then the command
+        import fcntl
+        import struct
+        import termios
+
+        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+        os.chdir(ROOT)
+        os.execve(command[0], command, {**os.environ, "TERM": "xterm-256color"})
+    output = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not data:
+                break
+            output += data
+        else:
+            os.kill(pid, signal.SIGKILL)
+            pytest.fail(f"no exit within {timeout} s:\n{ANSI.sub(b'', output).decode()[-3000:]}")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    return output, status
