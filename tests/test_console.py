@@ -1,0 +1,52 @@
+"""What a run prints, piped (stdout and stderr together): the suite's lines only, Ray's in
+the run's logs/ unless `--verbose`; `--quiet` prints only the summary."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, run_cli
+
+# What Ray's own lines start with or carry: a worker prefix, a log level, C++ log lines.
+RAY_LINE = re.compile(r"\(pid=|\(raylet\)|\bINFO\b|\bWARNING\b|core_worker|\bE\d{4} |Traceback")
+
+
+def _output(path: Path, tmp_path: Path, *flags: str) -> list[str]:
+    run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results")
+    assert run.returncode == 0, run.stderr
+    return [line for line in (run.stdout + run.stderr).splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("experiment", "most"),
+    [
+        ("ppo_cartpole", 6),
+        pytest.param("resnet_cifar10", 10, marks=pytest.mark.slow),  # a minute: 2 Train runs
+        pytest.param("pbt_ppo_cartpole", 12, marks=pytest.mark.slow),
+    ],
+)
+def test_smoke_prints_only_the_suites_lines(tmp_path: Path, experiment: str, most: int) -> None:
+    lines = _output(ROOT / "experiments" / f"{experiment}.py", tmp_path)
+    ray_lines = [line for line in lines if RAY_LINE.search(line)]
+    assert not ray_lines, ray_lines
+    assert len(lines) <= most, lines
+    assert lines[0].startswith("logs: ")
+    log = tmp_path / "results" / experiment / "logs" / "driver.log"
+    assert "Started a local Ray instance" in log.read_text()  # Ray's lines went here
+    assert (tmp_path / "results" / experiment / "logs" / "ray").is_dir()  # workers' logs
+
+
+def test_verbose_shows_rays_lines(tmp_path: Path) -> None:
+    lines = _output(ROOT / "experiments" / "ppo_cartpole.py", tmp_path, "--verbose")
+    assert any("Started a local Ray instance" in line for line in lines), lines
+    assert any(" OK: return " in line for line in lines)
+
+
+def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
+    lines = _output(ROOT / "experiments" / "ppo_cartpole.py", tmp_path, "--quiet")
+    assert not any(" iter " in line for line in lines), lines
+    assert any(" OK: return " in line for line in lines)
+    assert lines[-1].startswith("results: ")
