@@ -1,96 +1,101 @@
-"""Shared fixtures: run the real CLI in a subprocess, read what it left behind."""
+"""Fixtures and hooks. What tests share otherwise (paths, the CLI runners, the refusal
+check) is in tests/helpers.py.
+
+Test files run longest first. pytest-xdist hands whole files to its two workers in
+collection order (`--dist loadfile --no-loadscope-reorder` in pyproject's addopts), and a
+long file handed out last would leave one worker running it alone at the end. How long
+each file takes is measured, not typed: tests/durations.json holds seconds per file
+(setup, call and teardown of its tests summed), and a run with `--record-durations`
+rewrites the entries of the files it ran:
+
+    pytest --record-durations            # the whole suite, as CI runs it
+    pytest --record-durations -n 0 tests/test_pbt.py   # one file after changing it
+
+Record from runs of whole files: a file run with `-k` would be recorded short. Files
+with no entry yet (a new test file) go first, since an unknown file may be long and a
+short one costs nothing at the start; only the tail of the order decides when the
+suite ends.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import subprocess
-import sys
+from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import ray
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from rlsuite.evaluate import main as evaluate_main
-from rlsuite.run import main
 from rlsuite.supervised.text_data import synthetic_text
+from tests.helpers import ROOT, RayCluster, ray_head
 from tests.supervised_data import write_sst2
 
-ROOT = Path(__file__).resolve().parents[1]
-EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py")
-# By what the file configures: supervised configs are SupervisedConfig, RL ones RLlib's.
-SUPERVISED_EXPERIMENTS = [p for p in EXPERIMENTS if "SupervisedConfig(" in p.read_text()]
-RL_EXPERIMENTS = [p for p in EXPERIMENTS if p not in SUPERVISED_EXPERIMENTS]
+DURATIONS = ROOT / "tests" / "durations.json"
+RECORDED = "recorded"
+"""Seconds measured by `--record-durations`."""
+ESTIMATED = "estimated"
+"""Seconds not measured yet, kept until a recorded entry replaces them: the order of the
+hand-written list this file replaced, with the seconds its comment gave for the first
+three (634, 424, 285 from `pytest --durations=0` on 2 vCPUs) and evenly spaced
+placeholders from 250 s down to 30 s for the rest."""
 
 
-# The longest test files first (seconds from `pytest --durations=0` on 2 vCPUs: 634, 424,
-# 285, ...). pytest-xdist hands whole files to its two workers in this order (with
-# `--no-loadscope-reorder`; by default it puts files with more tests first), and a long
-# file last would leave one worker running it alone at the end.
-LONGEST_FIRST = (
-    "test_experiments.py",
-    "test_experiments_supervised.py",
-    "test_supervised_runs.py",
-    "test_sweep_resume.py",
-    "test_pbt.py",
-    "test_cluster.py",
-    "test_report.py",
-    "test_evaluate.py",
-    "test_supervised_text.py",
-    "test_resume.py",
-    "test_export.py",
-    "test_evaluate_multiagent.py",
-    "test_selfplay.py",
-    "test_bad_input.py",
-    "test_seeds.py",
-    "test_bench_throughput.py",
-    "test_learning.py",
-    "test_mixed_precision.py",
-)
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--record-durations",
+        action="store_true",
+        help=f"write each test file's seconds into {DURATIONS.relative_to(ROOT)}",
+    )
+
+
+def read_durations() -> dict[str, dict[str, float]]:
+    data: dict[str, dict[str, float]] = json.loads(DURATIONS.read_text())
+    return data
+
+
+def file_seconds(durations: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Seconds per test file (`tests/test_x.py`), recorded ones over estimates."""
+    return {**durations.get(ESTIMATED, {}), **durations.get(RECORDED, {})}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    def rank(item: pytest.Item) -> int:
-        name = item.path.name
-        return LONGEST_FIRST.index(name) if name in LONGEST_FIRST else len(LONGEST_FIRST)
+    seconds = file_seconds(read_durations())
+
+    def rank(item: pytest.Item) -> tuple[bool, float]:
+        known = seconds.get(_file_of(item.nodeid))
+        return (known is not None, -(known or 0.0))
 
     items.sort(key=rank)  # stable: the order inside a file stays
 
 
-@dataclass
-class CliRun:
-    returncode: int
-    stdout: str
-    stderr: str
-    storage: Path
-
-    def summary(self, name: str) -> dict:
-        return json.loads((self.storage / name / "summary.json").read_text())
+def _file_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
 
 
-def run_cli(
-    *args: str | Path, storage: Path, timeout: float = 600, env: dict[str, str] | None = None
-) -> CliRun:
-    """`python -m rlsuite.run ARGS --storage-path STORAGE`, as a user runs it."""
-    command = [sys.executable, "-m", "rlsuite.run", *map(str, args), "--storage-path", str(storage)]
-    env = {**(env or os.environ), "PYTHONUNBUFFERED": "1"}
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env
-    )
-    return CliRun(done.returncode, done.stdout, done.stderr, storage)
+_measured: defaultdict[str, float] = defaultdict(float)
 
 
-def smoke_trials(path: Path, storage: Path) -> list[dict]:
-    """`--smoke` of an experiment file through the CLI: its summary's trials, all OK."""
-    run = run_cli(path, "--smoke", storage=storage)
-    assert run.returncode == 0, run.stderr[-3000:]
-    trials: list[dict] = run.summary(path.stem)["trials"]
-    assert trials and all(t["status"] == "OK" for t in trials)
-    return trials
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Under pytest-xdist the controller sees every worker's reports here too."""
+    _measured[_file_of(report.nodeid)] += report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    if not config.getoption("record_durations") or hasattr(config, "workerinput"):
+        return  # an xdist worker: its controller writes
+    before = read_durations()
+    recorded = {**before.get(RECORDED, {}), **_measured}
+    estimated = {k: v for k, v in before.get(ESTIMATED, {}).items() if k not in recorded}
+    after = {RECORDED: _longest_first(recorded)}
+    if estimated:
+        after[ESTIMATED] = _longest_first(estimated)
+    DURATIONS.write_text(json.dumps(after, indent=2) + "\n")
+
+
+def _longest_first(seconds: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 1) for k, v in sorted(seconds.items(), key=lambda kv: (-kv[1], kv[0]))}
 
 
 @pytest.fixture
@@ -98,71 +103,17 @@ def storage(tmp_path: Path) -> Path:
     return tmp_path / "results"
 
 
-# Bad-input helpers: the CLI in this process, for speed; tests/test_bad_input.py also
-# checks a real process.
-def write(tmp_path: Path, name: str, text: str) -> Path:
-    path = tmp_path / name
-    path.write_text(text)
-    return path
-
-
-def run_main(*args: str | Path, storage: Path) -> int:
-    try:
-        return main([*map(str, args), "--storage-path", str(storage)])
-    except SystemExit as exit:  # argparse's own errors
-        return int(exit.code or 0)
-
-
-def assert_rejected(
-    capsys: pytest.CaptureFixture[str], code: int, storage: Path, *needles: str
-) -> str:
-    err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert code == 2
-    assert len(lines) == 1, err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    assert not storage.exists(), "bad input must not create the results directory"
-    return lines[0]
-
-
-TENSORBOARD_PREFIX = "ray/tune/"  # Tune's TensorBoard logger puts results under it
-
-
-def tensorboard_scalars(trial_dir: Path) -> set[str]:
-    events = list(trial_dir.glob("events.out.tfevents.*"))
-    assert events, f"no TensorBoard event file in {trial_dir}"
-    accumulator = EventAccumulator(str(events[0]))
-    accumulator.Reload()
-    return set(accumulator.Tags()["scalars"])
-
-
-def evaluate_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str]:
-    """`rlsuite.evaluate.main` here: exit code (argparse's too) and stderr."""
-    try:
-        code = evaluate_main([str(a) for a in args])
-    except SystemExit as exit:
-        code = int(exit.code or 0)
-    return code, capsys.readouterr().err
-
-
-@contextlib.contextmanager
-def local_ray() -> Iterator[None]:
-    """A Ray of this test process's own. An Algorithm built here would otherwise start
-    Ray with `ray.init()`, which joins the cluster in Ray's address file: whichever
-    `ray start` last ran on this machine (test_cluster's, maybe gone by now)."""
-    started = not ray.is_initialized()
-    if started:
-        ray.init(address="local", include_dashboard=False)
-    try:
-        yield
-    finally:
-        if started:
-            ray.shutdown()
-
-
 @pytest.fixture
 def sst2_dir(tmp_path: Path) -> Path:
     data = synthetic_text(num_train=64, num_validation=32, seed=1)
     return write_sst2(tmp_path / "SST-2", data.train, data.validation)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[RayCluster]:
+    """One Ray for a test file's runs that join it with `--address` instead of starting
+    their own Ray each (start-up and shutdown are about half of a smoke run on 2 vCPUs),
+    with as many CPUs as a run's own Ray would have on this machine. Module-scoped: it
+    stops when the file's tests end, rather than idling beside the files that follow."""
+    with ray_head(max(2, os.cpu_count() or 1)) as cluster:
+        yield cluster
