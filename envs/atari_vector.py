@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from gymnasium.vector import VectorEnv, VectorObservationWrapper
+
 from rlsuite.envs.atari import (
     DEFAULT_STICKY_ACTIONS,
     FRAME_STACK,

@@ -10,7 +10,6 @@ import sys
 
 from benchmarks.cases import CASES
 from benchmarks.common import bench_parser, emit
-
 from rlsuite.flags import positive_int
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 
 from benchmarks.common import bench_parser, emit
-
 from rlsuite.flags import positive_int
 
 

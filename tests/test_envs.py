@@ -6,9 +6,9 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
-from rlsuite.envs.atari import channels_last
 
 from rlsuite import envs
+from rlsuite.envs.atari import channels_last
 
 NON_ATARI = [
     name

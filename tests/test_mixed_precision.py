@@ -10,8 +10,8 @@ import torch
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
-from rlsuite.envs import registry
 
+from rlsuite.envs import registry
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.rl import mixed_precision
 from rlsuite.rl.mixed_precision import Bf16PPOTorchLearner

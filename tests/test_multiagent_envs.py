@@ -7,9 +7,9 @@ import pytest
 from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper, OrderEnforcingWrapper
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.utils.pre_checks.env import check_multiagent_environments
-from rlsuite.envs.multiagent import make_parallel
 
 from rlsuite import envs
+from rlsuite.envs.multiagent import make_parallel
 
 MULTI_AGENT = [name for name in envs.names() if envs.is_multi_agent(name)]
 AGENTS = {
