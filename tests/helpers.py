@@ -203,8 +203,8 @@ def wait_for_nodes(address: str, count: int, timeout_s: float = 120) -> None:
 
 def stop_ray_node(node: subprocess.Popen[bytes], grace_s: float = 3) -> None:
     """SIGTERM asks the node's processes to stop, SIGKILL ends what is left in its session
-    after `grace_s`. `ray start --block` itself never exits on SIGTERM (Ray 2.60; its
-    node's processes were still there 30 s later), so a longer grace only waits."""
+    after `grace_s`. `ray start --block` itself does not exit on SIGTERM (Ray 2.60), and
+    its node's processes took over 30 s to stop here, so a longer grace only waits."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(node.pid, signal.SIGTERM)
     with contextlib.suppress(subprocess.TimeoutExpired):

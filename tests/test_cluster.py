@@ -4,16 +4,12 @@ authentication on, and are refused when they cannot fit."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,16 +17,16 @@ import pytest
 
 from rlsuite.errors import UsageError
 from rlsuite.launcher.cluster import check_resources, filesystem_type
-from tests.helpers import ROOT, run_cli
-
-RAY = str(Path(sys.executable).with_name("ray"))
-TOKEN_ENV = {**os.environ, "RAY_AUTH_MODE": "token"}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.helpers import (
+    RAY,
+    ROOT,
+    TOKEN_ENV,
+    free_port,
+    run_cli,
+    start_ray_node,
+    stop_ray_node,
+    wait_for_nodes,
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +34,7 @@ def cluster() -> Iterator[dict[str, str]]:
     """Two nodes, each a `ray start --block` process in a session of its own: tearing
     them down stops this cluster's processes only (`ray stop` would stop every Ray on the
     machine, including other tests' running beside this one under pytest-xdist)."""
-    port, dashboard = _free_port(), _free_port()
+    port, dashboard = free_port(), free_port()
     # Ray writes the address of the cluster `ray start` launched into TEMP_DIR/ray_current_cluster,
     # where `ray.init()` and the state API without an address look: a temp dir of this
     # cluster's own keeps other tests' Ray off it (short: socket paths have a length limit).
@@ -51,52 +47,15 @@ def cluster() -> Iterator[dict[str, str]]:
     address = f"127.0.0.1:{port}"
     nodes: list[subprocess.Popen[bytes]] = []
     try:
-        nodes.append(_start_node(head))
-        _wait_for_nodes(address, 1)
-        nodes.append(_start_node(second))
-        _wait_for_nodes(address, 2)
+        nodes.append(start_ray_node(head))
+        wait_for_nodes(address, 1)
+        nodes.append(start_ray_node(second))
+        wait_for_nodes(address, 2)
         yield {"address": address, "dashboard": f"http://127.0.0.1:{dashboard}"}
     finally:
         for node in reversed(nodes):
-            _stop_node(node)
+            stop_ray_node(node, grace_s=10)
         shutil.rmtree(temp_dir, ignore_errors=True)
-
-
-def _start_node(command: list[str]) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        command,
-        env=TOKEN_ENV,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-
-
-def _wait_for_nodes(address: str, count: int, timeout_s: float = 120) -> None:
-    code = (
-        "import ray\n"
-        f"ray.init(address={address!r}, logging_level='ERROR')\n"
-        "print(sum(node['Alive'] for node in ray.nodes()))\n"
-    )
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        done = _client(code, TOKEN_ENV)
-        if done.returncode == 0 and int(done.stdout.strip().splitlines()[-1]) >= count:
-            return
-        time.sleep(1)
-    raise TimeoutError(f"the test cluster at {address} did not reach {count} nodes")
-
-
-def _stop_node(node: subprocess.Popen[bytes]) -> None:
-    """SIGTERM makes `ray start --block` stop its node's processes; SIGKILL what is left
-    in its session."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(node.pid, signal.SIGTERM)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        node.wait(timeout=10)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(node.pid, signal.SIGKILL)
-    node.wait(timeout=30)
 
 
 def _client(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

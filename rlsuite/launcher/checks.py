@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import difflib
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from rlsuite import metrics
+from rlsuite import metrics, outputs
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PB2, PBT, Experiment
 
@@ -80,17 +78,7 @@ def check_storage(path: Path) -> None:
     """`path` must be a writable directory or creatable inside one (nothing is created here)."""
     if str(path).startswith(("s3://", "gs://")):
         return
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise UsageError(
-            f"storage path {path}: {existing} is a file, not a directory; pick another --storage-path"
-        )
-    if not _writable(existing):
-        raise UsageError(
-            f"storage path {path}: {existing} is not writable; pick another --storage-path"
-        )
+    outputs.check_output_dir(path, "--storage-path")
 
 
 def return_threshold(stop: Mapping[str, float]) -> tuple[str, float] | None:
@@ -98,17 +86,6 @@ def return_threshold(stop: Mapping[str, float]) -> tuple[str, float] | None:
         if key in stop:
             return key, stop[key]
     return None
-
-
-def _writable(directory: Path) -> bool:
-    """Whether a folder can be made in `directory`, found by making one and removing it:
-    permission bits say nothing for root, nor for read-only or virtual file systems."""
-    try:
-        probe = tempfile.mkdtemp(prefix=".rlsuite-write-check-", dir=directory)
-    except OSError:
-        return False
-    os.rmdir(probe)
-    return True
 
 
 def _suggest(name: str) -> str:

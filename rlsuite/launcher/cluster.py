@@ -23,18 +23,23 @@ SHARED_FILESYSTEMS = frozenset(
 REMOTE_STORAGE_PREFIXES = ("s3://", "gs://", "gcs://", "abfs://", "az://", "hdfs://")
 
 
-def cluster_runtime_env(env_vars: dict[str, str]) -> dict[str, Any]:
+def cluster_runtime_env(env_vars: dict[str, str], setup_hook: str | None = None) -> dict[str, Any]:
     """Ray runtime env for a cluster: the `rlsuite` package (its env registry included)
     travels with the job, so a node that never saw this repository builds the envs and
     runs the callbacks. (Experiment files travel inside the pickled config; see loader.)"""
-    return {"env_vars": env_vars, "py_modules": [rlsuite]}
+    runtime_env: dict[str, Any] = {"env_vars": env_vars, "py_modules": [rlsuite]}
+    if setup_hook:
+        runtime_env["worker_process_setup_hook"] = setup_hook
+    return runtime_env
 
 
-def connect(address: str, env_vars: dict[str, str], log_to_driver: bool = True) -> None:
+def connect(
+    address: str, env_vars: dict[str, str], setup_hook: str, log_to_driver: bool = True
+) -> None:
     try:
         ray.init(
             address=address,
-            runtime_env=cluster_runtime_env(env_vars),
+            runtime_env=cluster_runtime_env(env_vars, setup_hook),
             log_to_driver=log_to_driver,
         )
     except (ConnectionError, RuntimeError) as error:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,8 @@ from rlsuite.launcher import cluster
 from rlsuite.launcher.live import progress_callback, stop_live_views
 from rlsuite.launcher.shutdown import SHUTDOWN, EndsRunOnceAllPaused, pausing
 from rlsuite.launcher.workloads import workload_for
+from rlsuite.search import BOHB
+from rlsuite.tracking import Tracking, tracking_callbacks
 from rlsuite.workload import Workload
 
 # One torch/BLAS thread per Ray actor: with two, RLlib's sampling on a 2-core machine
@@ -43,6 +45,8 @@ class Launch:
     progress: str = "auto"
     """What the terminal shows while trials run: "auto" (a live view on a terminal, a line
     per result otherwise), "lines" or "quiet"."""
+    tracking: Tracking = field(default_factory=Tracking)
+    """MLflow and W&B runs per trial besides Tune's own files (`rlsuite.tracking`)."""
 
     @property
     def experiment_dir(self) -> Path:
@@ -108,7 +112,12 @@ def _init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> Non
     if ray.is_initialized():
         return
     if launch.address:
-        cluster.connect(launch.address, ACTOR_ENV_VARS, log_to_driver=launch.verbose)
+        cluster.connect(
+            launch.address,
+            ACTOR_ENV_VARS,
+            workload.worker_setup_hook,
+            log_to_driver=launch.verbose,
+        )
         cluster.check_resources(workload.trial_resources(experiment), ray.cluster_resources())
         cluster.check_shared_storage(str(launch.storage_path))
         return
@@ -134,13 +143,24 @@ def _init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> Non
 
 
 def _tune_config(experiment: Experiment, max_concurrent_trials: int | None) -> TuneConfig:
-    scheduler = experiment.scheduler
+    metric, mode = experiment.metric, experiment.mode
+    scheduler = experiment.scheduler.build(metric, mode) if experiment.scheduler else None
+    search_alg = None
+    searcher = experiment.searcher
+    if searcher is not None:
+        if max_concurrent_trials:
+            # The searcher's ConcurrencyLimiter is the one limit (Tune refuses a second).
+            limit = min(searcher.max_concurrent, max_concurrent_trials)
+            searcher = replace(searcher, max_concurrent=limit)
+            max_concurrent_trials = None
+        if isinstance(searcher, BOHB):
+            scheduler = searcher.scheduler(metric, mode, experiment.stop)
+        search_alg = searcher.build(metric, mode)
     return TuneConfig(
         num_samples=experiment.num_samples,
         max_concurrent_trials=max_concurrent_trials,
-        scheduler=pausing(
-            scheduler.build(experiment.metric, experiment.mode) if scheduler else None
-        ),
+        search_alg=search_alg,
+        scheduler=pausing(scheduler),
         trial_dirname_creator=_trial_dirname,
         trial_name_creator=_trial_dirname,
     )
@@ -156,6 +176,7 @@ def _run_config(experiment: Experiment, launch: Launch, workload: Workload) -> R
         callbacks=[
             progress_callback(launch.progress, experiment.stop, experiment.metric, experiment.mode),
             EndsRunOnceAllPaused(),
+            *tracking_callbacks(launch.tracking, experiment, launch.name, launch.experiment_file),
         ],
         verbose=0,
     )
