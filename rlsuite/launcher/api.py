@@ -5,7 +5,8 @@ For notebooks and scripts: the same checks as the command line, raising
 
     import rlsuite
     run = rlsuite.launch("experiments/ppo_cartpole.py", smoke=True, seeds=2)
-    run.summaries[0].episode_return_mean, run.results.get_best_result().checkpoint
+    run.summaries[0].episode_return_mean
+    run.results.get_best_result(rlsuite.metrics.EPISODE_RETURN_MEAN, "max").checkpoint
 """
 
 from __future__ import annotations
