@@ -147,3 +147,47 @@ def test_max_failures_flag_reaches_the_experiment(tmp_path: Path) -> None:
     assert prepared.experiment.max_failures == 3
     unchanged = load_and_prepare(CARTPOLE, RunOptions(storage_path=str(tmp_path)))
     assert unchanged.experiment.max_failures == 0
+
+
+def test_aggregators_without_env_runners(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(
+        ROOT / "experiments" / "appo_atari.py",
+        "--smoke",
+        "--num-env-runners",
+        "0",
+        "--set",
+        "learners.num_aggregator_actors_per_learner=2",
+        storage=storage,
+    )
+    assert_rejected(capsys, code, storage, "aggregator", "--num-env-runners")
+
+
+@pytest.mark.parametrize(
+    ("sets", "needles"),
+    [
+        (("max_workers=1", "num_workers=2"), ("max_workers 1 is below num_workers 2",)),
+        (("num_workers=0",), ("num_workers must be at least 1",)),
+    ],
+)
+def test_bad_elastic_range(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    sets: tuple[str, ...],
+    needles: tuple[str, ...],
+) -> None:
+    storage = tmp_path / "results"
+    flags = [arg for assignment in sets for arg in ("--set", assignment)]
+    code = run_main(ROOT / "experiments" / "resnet_cifar10.py", "--smoke", *flags, storage=storage)
+    assert_rejected(capsys, code, storage, *needles)
+
+
+def test_elastic_range_reaches_ray_train() -> None:
+    from rlsuite.supervised import SupervisedConfig
+    from rlsuite.supervised.trainable import scaling_config
+
+    elastic = scaling_config(SupervisedConfig(num_workers=1, max_workers=4))
+    assert elastic.num_workers == (1, 4)
+    assert scaling_config(SupervisedConfig(num_workers=2)).num_workers == 2

@@ -17,6 +17,7 @@ import io
 import os
 import shutil
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
@@ -24,6 +25,7 @@ from typing import TextIO
 DRIVER_LOG = "driver.log"
 RAY_LOGS = "ray"
 _terminal: tuple[TextIO, TextIO] | None = None
+_held = b""
 
 
 @contextlib.contextmanager
@@ -31,11 +33,13 @@ def ray_output_to(logs_dir: Path) -> Iterator[None]:
     """While inside: whatever is written to fd 1 and 2 or to `sys.stdout`/`sys.stderr`
     (Ray's loggers, its raylet messages, C++ lines, stray prints and warnings) lands in
     `logs_dir/driver.log`; the suite writes to the terminal through `terminal()`."""
-    global _terminal
+    global _terminal, _held
     logs_dir.mkdir(parents=True, exist_ok=True)
     sys.stdout.flush()
     sys.stderr.flush()
     log = open(logs_dir / DRIVER_LOG, "ab", buffering=0)  # noqa: SIM115 (closed below)
+    log.write(_held)
+    _held = b""
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     _terminal = (_text(saved[1]), _text(saved[2]))
     for fd in (1, 2):
@@ -50,6 +54,31 @@ def ray_output_to(logs_dir: Path) -> Iterator[None]:
             os.dup2(original, fd)
             os.close(original)
         log.close()
+
+
+@contextlib.contextmanager
+def held_output() -> Iterator[None]:
+    """While the experiment is loaded and checked, before its logs/ may be made (bad input
+    writes nothing): fd 1 and 2 go to a temporary file (C libraries print banners there,
+    ale-py's "A.L.E: Arcade Learning Environment" among them). The next `ray_output_to`
+    puts what was held at the top of its driver.log."""
+    global _held
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as buffer:
+        saved = {fd: os.dup(fd) for fd in (1, 2)}
+        for fd in (1, 2):
+            os.dup2(buffer.fileno(), fd)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for fd, original in saved.items():
+                os.dup2(original, fd)
+                os.close(original)
+            buffer.seek(0)
+            _held = buffer.read()
 
 
 def terminal(err: bool = False) -> TextIO:

@@ -11,13 +11,15 @@ from typing import NamedTuple
 from ray import tune
 
 from rlsuite.errors import UsageError
-from rlsuite.experiment import Experiment
-from rlsuite.launcher import checks, cluster, run_dirs
+from rlsuite.experiment import PB2, PBT, Experiment
+from rlsuite.launcher import checks, cluster, console, run_dirs
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.launcher.smoke import smoke
 from rlsuite.launcher.tuner import Launch
 from rlsuite.launcher.workloads import workload_for
 from rlsuite.options import RunOptions
+from rlsuite.search import BOHB
+from rlsuite.tracking import Tracking, check_tracking
 
 
 class Prepared(NamedTuple):
@@ -29,17 +31,19 @@ class Prepared(NamedTuple):
 
 
 def load_and_prepare(experiment: Experiment | str | Path, options: RunOptions) -> Prepared:
-    """`prepare` for an Experiment or the path of an experiment file, with RLlib's notices
-    ("You are running SAC on the new API stack!", logged each time a config is copied or
-    validated) kept off the terminal: before Ray starts the user sees the suite's lines."""
+    """`prepare` for an Experiment or the path of an experiment file. What RLlib and the
+    envs print meanwhile ("You are running SAC on the new API stack!", logged each time a
+    config is copied or validated; ale-py's banner) stays off the terminal: before Ray
+    starts the user sees the suite's lines, and the run's driver.log gets the rest."""
     rllib = logging.getLogger("ray.rllib")
     level = rllib.level
     rllib.setLevel(logging.ERROR)
     try:
-        if isinstance(experiment, Experiment):
-            return prepare(experiment, options, "experiment")
-        path = Path(experiment)
-        prepared = prepare(load_experiment(path), options, path.stem)
+        with console.held_output():
+            if isinstance(experiment, Experiment):
+                return prepare(experiment, options, "experiment")
+            path = Path(experiment)
+            prepared = prepare(load_experiment(path), options, path.stem)
         launch = dataclasses.replace(prepared.launch, experiment_file=path.absolute())
         return prepared._replace(launch=launch)
     finally:
@@ -63,9 +67,11 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
         overwrite=options.overwrite and not options.resume,
         verbose=options.verbose,
         progress="quiet" if options.quiet else "auto",
+        tracking=Tracking(options.mlflow, options.mlflow_experiment, options.wandb),
     )
     workload = workload_for(experiment.config)
     workload.check(experiment, launch.address)
+    check_searcher(experiment)
     if launch.address:
         cluster.check_reachable(launch.address)
     else:
@@ -73,6 +79,7 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
     checks.check_checkpoint_cadence(experiment)
     checks.check_stop(experiment.stop)
     checks.check_storage(launch.storage_path)
+    check_tracking(launch.tracking)  # an MLflow server that does not answer: before Ray
     if launch.resume:
         run_dirs.check_resumable(launch.experiment_dir)
     else:
@@ -104,3 +111,23 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
         if options.max_failures is None
         else options.max_failures,
     )
+
+
+def check_searcher(experiment: Experiment) -> None:
+    """A searcher with a scheduler it can work beside, a space and stop it can take."""
+    searcher = experiment.searcher
+    if searcher is None:
+        return
+    name = type(searcher).__name__
+    scheduler = type(experiment.scheduler).__name__
+    if isinstance(experiment.scheduler, PBT | PB2):
+        raise UsageError(
+            f"{name} with {scheduler}: Tune's searchers cannot follow {scheduler}'s exploits "
+            "(they change a running trial's config); drop the searcher or the scheduler"
+        )
+    if isinstance(searcher, BOHB) and experiment.scheduler is not None:
+        raise UsageError(
+            f"BOHB brings its own scheduler (Tune's HyperBandForBOHB); remove scheduler="
+            f"{scheduler}(...) from the experiment"
+        )
+    searcher.check(experiment.search, experiment.stop)

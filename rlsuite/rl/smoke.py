@@ -6,12 +6,15 @@ import dataclasses
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.algorithms.impala import IMPALAConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import envs
 
 TRAIN_BATCH = 128
 MINIBATCH = 64
+# IMPALA and APPO: fragments that divide the train batch (their minibatch check).
+IMPALA_FRAGMENT = 32
 OFF_POLICY_BATCH = 32
 REPLAY_CAPACITY = 1_000
 # Short episodes, so that two tiny iterations finish some and report a return.
@@ -36,6 +39,10 @@ def smoke_config(config: AlgorithmConfig) -> AlgorithmConfig:
     config.reporting(min_time_s_per_iteration=None, min_train_timesteps_per_iteration=0)
     if _is_off_policy(config):
         _shrink_off_policy(config)
+    elif isinstance(config, IMPALAConfig):  # APPO too: asynchronous, no minibatches to set
+        config.env_runners(rollout_fragment_length=IMPALA_FRAGMENT)
+        config.training(train_batch_size_per_learner=TRAIN_BATCH)
+        config.reporting(min_sample_timesteps_per_iteration=TRAIN_BATCH)
     else:
         config.training(
             train_batch_size_per_learner=TRAIN_BATCH,

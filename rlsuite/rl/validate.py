@@ -52,13 +52,23 @@ def check_config(config: AlgorithmConfig) -> None:
     rllib_logger.setLevel(logging.ERROR)
     try:
         config.copy(copy_frozen=False).validate()
-    except ValueError as error:
+    except (ValueError, TypeError) as error:  # RLlib's own checks raise both
         reason = str(error).strip().splitlines()[0]
         raise UsageError(
             f"invalid RLlib config: {reason} (fix it with --set or in the experiment file)"
         ) from None
     finally:
         rllib_logger.setLevel(level)
+
+
+def check_scaling(config: AlgorithmConfig) -> None:
+    """Scaling settings that cannot run together (RLlib would start and then stall)."""
+    aggregators = getattr(config, "num_aggregator_actors_per_learner", 0) or 0
+    if aggregators > 0 and config.num_env_runners == 0:
+        raise UsageError(
+            f"{aggregators} aggregator actor(s) per learner but no env runners to feed them; "
+            "set --num-env-runners 1 or more, or learners.num_aggregator_actors_per_learner=0"
+        )
 
 
 def requested_gpus(config: AlgorithmConfig) -> float:

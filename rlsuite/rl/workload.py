@@ -53,6 +53,7 @@ class RLWorkload:
         ranges.check_search(config, experiment.search)
         ranges.check_search(config, _mutation_domains(experiment))
         check_multi_agent(config)
+        validate.check_scaling(config)
         validate.check_gpus(config, address)
 
     def param_space(self, experiment: Experiment) -> dict[str, Any]:

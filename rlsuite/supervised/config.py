@@ -61,7 +61,13 @@ class SupervisedConfig:
 
     # --- speed and scale
     num_workers: int = 1
-    """Ray Train workers (data-parallel DDP processes)."""
+    """Ray Train workers (data-parallel DDP processes); the minimum of an elastic run."""
+    max_workers: int | None = None
+    """Elastic training (Ray Train V2's `ScalingConfig(num_workers=(min, max))`): the run
+    starts with what is free, at least `num_workers`, grows to this many as nodes join,
+    and when a node leaves it shrinks and continues from its last checkpoint. The global
+    `batch_size` stays the same whatever the count (each worker takes
+    batch_size // workers), so the learning rate needs no rescaling. None: fixed size."""
     use_gpu: bool = False
     """One GPU per Train worker."""
     cpus_per_worker: float = 1.0

@@ -39,6 +39,9 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
     `checkpoint_every` (epochs) and, for Ray Data sets, `splits` (the driver's Splits
     without the data)."""
     config = SupervisedConfig.from_dict(loop_config["config"])
+    # An elastic run has as many workers as Train could start: the global batch splits
+    # over those (SupervisedConfig.max_workers).
+    config = config.replace(num_workers=ray.train.get_context().get_world_size())
     torch.set_num_threads(max(1, int(config.cpus_per_worker)))
     torch.manual_seed(config.seed)  # the same initial weights on every worker
     start = ray.train.get_checkpoint() or loop_config.get("checkpoint")

@@ -33,6 +33,7 @@ def smoke_config(config: SupervisedConfig) -> SupervisedConfig:
         grad_accum_steps=1,
         warmup_epochs=min(config.warmup_epochs, 1.0),
         num_workers=1,
+        max_workers=None,
         use_gpu=False,
         cpus_per_worker=SMOKE_WORKER_CPUS,
         compile=False,

@@ -56,8 +56,11 @@ class ForwardToTrial(UserCallback):
 
 
 def scaling_config(config: SupervisedConfig) -> ray.train.ScalingConfig:
+    workers: int | tuple[int, int] = config.num_workers
+    if config.max_workers is not None and config.max_workers > config.num_workers:
+        workers = (config.num_workers, config.max_workers)
     return ray.train.ScalingConfig(
-        num_workers=config.num_workers,
+        num_workers=workers,  # type: ignore[arg-type]  # Train V2 takes (min, max) too
         use_gpu=config.use_gpu,
         resources_per_worker={
             "CPU": config.cpus_per_worker,

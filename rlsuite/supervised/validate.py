@@ -65,10 +65,16 @@ def check_config(config: SupervisedConfig) -> None:
             raise UsageError(f"{name} must be 0 or more, got {getattr(config, name)}")
     if config.num_classes < 2:
         raise UsageError(f"num_classes must be at least 2, got {config.num_classes}")
-    if config.batch_size < config.num_workers:
+    if config.max_workers is not None and config.max_workers < config.num_workers:
         raise UsageError(
-            f"batch_size {config.batch_size} is global, split over {config.num_workers} workers; "
-            f"set batch_size to at least {config.num_workers}"
+            f"max_workers {config.max_workers} is below num_workers {config.num_workers} (the "
+            "elastic minimum); set max_workers to at least num_workers, or None for a fixed size"
+        )
+    most = config.max_workers or config.num_workers
+    if config.batch_size < most:
+        raise UsageError(
+            f"batch_size {config.batch_size} is global, split over up to {most} workers; "
+            f"set batch_size to at least {most}"
         )
 
 
