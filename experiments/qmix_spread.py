@@ -1,0 +1,50 @@
+"""QMIX on MPE simple_spread: three agents share one Q network (agent-id one-hot), and a
+monotonic mixer, whose weights come from hypernetworks on the global state (all agents'
+observations), turns their chosen Q values into the team's Q_tot.
+
+The task of `mappo_spread.py` (three agents cover three landmarks without colliding, 25
+steps, discrete actions); the team plays as one RLlib agent whose reward is the sum of
+the agents' rewards, so `episode_return_mean` is the team return as in the other spread
+experiments (-82 for uniformly random actions on this registry env).
+
+Expected: not yet measured here. Method: Rashid et al. 2018, "QMIX"; settings from PyMARL's
+`qmix.yaml` where they carry over to a feed-forward agent network.
+"""
+
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+from rlsuite import Experiment, metrics
+from rlsuite.multiagent.qmix import QMIXConfig, grouped
+
+config = (
+    QMIXConfig()
+    .environment(**grouped("mpe/simple_spread"))  # the three agents as one team
+    .env_runners(
+        num_env_runners=0,  # sampling in the trainable's process: a remote runner only adds latency
+        num_envs_per_env_runner=8,  # one forward pass acts in 8 episodes
+    )
+    .training(
+        mixer="qmix",
+        mixing_embed_dim=32,  # PyMARL's value
+        hypernet_embed_dim=64,  # PyMARL's value
+        lr=5e-4,  # PyMARL's value
+        gamma=0.99,  # PyMARL's value
+        grad_clip=10.0,  # PyMARL's grad_norm_clip
+        train_batch_size_per_learner=256,  # joint transitions (PyMARL replays 32 episodes)
+        td_error_loss_fn="mse",  # PyMARL regresses the squared TD error
+        target_network_update_freq=5_000,  # env steps: PyMARL's 200 episodes of 25
+        epsilon=[(0, 1.0), (50_000, 0.05)],  # PyMARL's epsilon_anneal_time
+        num_steps_sampled_before_learning_starts=1_000,
+        replay_buffer_config={
+            "type": "EpisodeReplayBuffer",  # uniform, as PyMARL's
+            "capacity": 125_000,  # env steps: PyMARL's 5,000 episodes of 25
+        },
+    )
+    .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[64, 64], fcnet_activation="relu"))
+)
+
+experiment = Experiment(
+    config=config,
+    stop={metrics.ENV_STEPS_SAMPLED_LIFETIME: 500_000},
+    checkpoint_every=20,
+)
