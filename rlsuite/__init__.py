@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from rlsuite.errors import UsageError
     from rlsuite.experiment import ASHA, PB2, PBT, Experiment
     from rlsuite.launcher.api import RunResult, launch
+    from rlsuite.search import BOHB, BayesOpt, HyperOpt, Optuna
 
 # Public name -> the module that defines it.
 _HOMES = {
@@ -15,11 +16,27 @@ _HOMES = {
     "PB2": "rlsuite.experiment",
     "PBT": "rlsuite.experiment",
     "Experiment": "rlsuite.experiment",
+    "BOHB": "rlsuite.search",
+    "BayesOpt": "rlsuite.search",
+    "HyperOpt": "rlsuite.search",
+    "Optuna": "rlsuite.search",
     "UsageError": "rlsuite.errors",
     "RunResult": "rlsuite.launcher.api",
     "launch": "rlsuite.launcher.api",
 }
-__all__ = ["ASHA", "PB2", "PBT", "Experiment", "RunResult", "UsageError", "launch"]
+__all__ = [
+    "ASHA",
+    "BOHB",
+    "PB2",
+    "PBT",
+    "BayesOpt",
+    "Experiment",
+    "HyperOpt",
+    "Optuna",
+    "RunResult",
+    "UsageError",
+    "launch",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -10,6 +10,7 @@ from ray.tune.schedulers import ASHAScheduler, TrialScheduler
 
 from rlsuite import metrics
 from rlsuite.pbt import ResumablePBT, resumable_pb2
+from rlsuite.search import Searcher
 
 
 @dataclass(frozen=True)
@@ -115,8 +116,14 @@ class Experiment:
     (`{"lr": tune.loguniform(1e-5, 1e-3)}`)."""
     scheduler: Scheduler | None = None
     """ASHA or PBT; None runs every trial to its stop criteria."""
+    searcher: Searcher | None = None
+    """How trials' configs are drawn from `search`: None samples each at random (Tune's
+    default); `rlsuite.Optuna`, `HyperOpt`, `BOHB` (which brings its own Hyperband
+    scheduler) or `BayesOpt` suggest each from the finished trials (`rlsuite.search`).
+    Not with PBT or PB2, whose exploits change a trial's config under the searcher."""
     num_samples: int = 1
-    """Trials sampled from `search` (the population size under PBT)."""
+    """Trials sampled from `search` (the population size under PBT, the trial budget of a
+    searcher)."""
     metric: str = metrics.EPISODE_RETURN_MEAN
     """What schedulers and the summary rank trials by."""
     mode: Literal["max", "min"] = "max"

@@ -31,8 +31,11 @@ def read_results(path: Path) -> list[dict[str, Any]]:
 
 
 def lookup(result: Mapping[str, Any], key: str) -> Any:
-    """A `/`-separated metric key (`env_runners/episode_return_mean`) in a nested result;
-    None where it is missing."""
+    """A `/`-separated metric key (`env_runners/episode_return_mean`) in a nested result,
+    or as one flat key (supervised results hold "validation/accuracy"); None where it is
+    missing."""
+    if key in result:
+        return result[key]
     value: Any = result
     for part in key.split("/"):
         if not isinstance(value, Mapping) or part not in value:

@@ -13,7 +13,18 @@ import pytest
 from tests.helpers import ROOT
 
 PACKAGE = ROOT / "rlsuite"
-GROUND = ("experiment", "metrics", "errors", "results", "flags", "options", "pbt", "workload")
+GROUND = (
+    "experiment",
+    "metrics",
+    "errors",
+    "results",
+    "flags",
+    "options",
+    "pbt",
+    "workload",
+    "search",
+    "outputs",
+)
 UPPER = (
     "rlsuite.launcher",
     "rlsuite.rl",

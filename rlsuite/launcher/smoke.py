@@ -10,9 +10,13 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+from ray import tune
+from ray.tune.search.sample import Categorical
+
 from rlsuite import metrics
 from rlsuite.experiment import ASHA, PB2, PBT, Experiment, Scheduler
 from rlsuite.launcher.workloads import workload_for
+from rlsuite.search import smoke_searcher
 
 ITERATIONS = 2
 TRIALS = 2
@@ -20,27 +24,40 @@ TRIALS = 2
 
 def smoke(experiment: Experiment) -> Experiment:
     """The same experiment shrunk to two tiny CPU iterations per trial, at most two trials
-    (supervised: two epochs of synthetic data on one CPU worker)."""
+    (supervised: two epochs of synthetic data on one CPU worker); a searcher runs them one
+    at a time."""
     config = experiment.config
+    search = _small_search(experiment.search)
+    searcher = experiment.searcher
     return dataclasses.replace(
         experiment,
         config=workload_for(config).smoke_config(config),
         stop={metrics.TRAINING_ITERATION: ITERATIONS},
-        search=_first_grid_values(experiment.search),
+        search=search,
         scheduler=_smoke_scheduler(experiment.scheduler),
+        # A searcher stays, one trial at a time: the second is suggested from the first.
+        searcher=smoke_searcher(searcher, search) if searcher else None,
         num_samples=min(experiment.num_samples, TRIALS),
         checkpoint_every=1,
     )
 
 
-def _first_grid_values(search: Mapping[str, Any]) -> dict[str, Any]:
-    """Grid searches cut to their first two values; sampled domains stay as they are."""
+def _small_search(search: Mapping[str, Any]) -> dict[str, Any]:
+    """Grid searches cut to their first two values, choices among numbers to their two
+    smallest (sizes: a minibatch above smoke's tiny train batch would be refused);
+    ranges stay as they are."""
     cut = {}
     for key, value in search.items():
         if isinstance(value, dict) and "grid_search" in value:
             value = {"grid_search": list(value["grid_search"])[:TRIALS]}
+        elif isinstance(value, Categorical) and all(_is_number(c) for c in value.categories):
+            value = tune.choice(sorted(value.categories)[:TRIALS])
         cut[key] = value
     return cut
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _smoke_scheduler(scheduler: Scheduler | None) -> Scheduler | None:

@@ -176,7 +176,7 @@ def _run_config(experiment: Experiment, launch: Launch, workload: Workload) -> R
         callbacks=[
             progress_callback(launch.progress, experiment.stop, experiment.metric, experiment.mode),
             EndsRunOnceAllPaused(),
-            *tracking_callbacks(launch.tracking, experiment, launch.name, launch.experiment_file),
+            *tracking_callbacks(launch, experiment),
         ],
         verbose=0,
     )

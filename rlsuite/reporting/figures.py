@@ -1,4 +1,5 @@
-"""PNG figures of a report: learning curves, final scores, PBT hyperparameter schedules."""
+"""PNG figures of a report: learning curves, final scores, PBT hyperparameter schedules,
+a sweep's best-so-far curve."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ matplotlib.use("Agg")  # files only: no display on servers and CI
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from rlsuite import metrics
 from rlsuite.reporting import stats
@@ -87,6 +88,19 @@ def hyperparameter_schedules(config: Config, keys: list[str], path: Path) -> Pat
     axes[-1, 0].set_xlabel("training iteration")
     axes[0, 0].legend(fontsize="x-small", frameon=False, ncols=2)
     figure.suptitle(f"{config.label}: PBT hyperparameter schedules", fontsize="medium")
+    return _save(figure, path)
+
+
+def best_so_far(label: str, metric: str, best: np.ndarray, path: Path) -> Path:
+    """A sweep's best metric after each finished trial."""
+    figure, axis = plt.subplots(figsize=(6, 3.4), layout="constrained")
+    trials = np.arange(1, len(best) + 1)
+    axis.step(trials, best, where="post", marker="o", markersize=3)
+    axis.set_xlabel("trials finished")
+    axis.xaxis.set_major_locator(MaxNLocator(integer=True))
+    axis.set_ylabel(f"best {_metric_label(metric)}")
+    axis.grid(alpha=0.3)
+    axis.set_title(f"{label}: best so far", fontsize="medium")
     return _save(figure, path)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from rlsuite import metrics
-from rlsuite.reporting import figures, stats
+from rlsuite.reporting import figures, stats, sweep
 from rlsuite.reporting.runs import Config, Trial
 
 FINAL_WINDOW = 5  # final score: the metric's mean over the last iterations, not one noisy value
@@ -34,6 +34,8 @@ def write(configs: list[Config], output: Path) -> Path:
     for config in configs:
         lines += _trial_table(config)
         lines += _pbt_section(config, output)
+        if not config.lineage and not mutated_keys(config):  # a PBT population is no sweep
+            lines += sweep.section(config, output)
     path = output / "report.md"
     path.write_text("\n".join(lines) + "\n")
     return path

@@ -63,6 +63,8 @@ class Config:
     trials: list[Trial]
     lineage: list[Exploit] = field(default_factory=list)
     """PBT's exploits, with trial directory names; empty when the run was not PBT."""
+    mode: str = "max"
+    """Whether a higher metric is better ("max") or a lower one ("min")."""
 
     @property
     def env(self) -> str:
@@ -85,14 +87,18 @@ def load(path: Path) -> Config:
         raise UsageError(
             f"{path}: no trial results here (no */result.json); give a results directory that `python -m rlsuite.run` wrote"
         )
-    metric = (read_json(path / "summary.json") or {}).get("metric")
+    summary = read_json(path / "summary.json") or {}
+    metric = summary.get("metric")
     metric = metric if isinstance(metric, str) else metrics.EPISODE_RETURN_MEAN
+    mode = "min" if summary.get("mode") == "min" else "max"
     if not any(np.isfinite(t.series(metric)).any() for t in trials):
         raise UsageError(
             f"{path}: no trial reports {metric}; give a results directory that `python -m rlsuite.run` wrote"
         )
     lineage = pbt_lineage(path / PBT_LOG, [t.name for t in trials])
-    return Config(label=path.name, path=path, metric=metric, trials=trials, lineage=lineage)
+    return Config(
+        label=path.name, path=path, metric=metric, trials=trials, lineage=lineage, mode=mode
+    )
 
 
 def pbt_lineage(log: Path, names: list[str]) -> list[Exploit]:
