@@ -53,6 +53,13 @@ class RunOptions:
     """Print only the summary, nothing per iteration."""
     as_test: bool = False
     """Exit 1 (`RunResult.passed` False) unless a trial reached the stop return."""
+    mlflow: str | None = None
+    """MLflow tracking URI (a server `http://HOST:PORT`, or a `file:` / `sqlite:` store):
+    one MLflow run per trial (docs/tracking.md)."""
+    mlflow_experiment: str | None = None
+    """MLflow experiment of the runs (default: the run's name)."""
+    wandb: str | None = None
+    """Weights & Biases project: one W&B run per trial (`WANDB_MODE=offline` honoured)."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> RunOptions:

@@ -194,6 +194,24 @@ def build_parser() -> Parser:
         action="store_true",
         help="exit 1 unless a trial reached the experiment's stop return (for CI learning tests)",
     )
+    tracking = parser.add_argument_group("tracking (docs/tracking.md)")
+    tracking.add_argument(
+        "--mlflow",
+        metavar="URI",
+        help="log each trial as an MLflow run: a tracking server (http://HOST:PORT) or a "
+        "file: / sqlite: store",
+    )
+    tracking.add_argument(
+        "--mlflow-experiment",
+        metavar="NAME",
+        help="MLflow experiment of the runs (default: the run's name)",
+    )
+    tracking.add_argument(
+        "--wandb",
+        metavar="PROJECT",
+        help="log each trial as a Weights & Biases run in PROJECT, grouped by the run's name "
+        "(WANDB_MODE=offline: no network)",
+    )
     return parser
 
 

@@ -1,0 +1,70 @@
+"""Refusals of tracking flags before Ray starts: a missing package, an MLflow server that
+does not answer, W&B without credentials in online mode. Each is one line with its fix."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import urllib.error
+import urllib.request
+from urllib.parse import urlsplit
+
+from rlsuite.errors import UsageError
+from rlsuite.tracking.settings import Tracking
+
+SERVER_TIMEOUT_S = 5.0
+"""How long an MLflow server may take to answer its health check."""
+WANDB_NO_NETWORK_MODES = ("offline", "disabled", "dryrun")
+
+
+def check_tracking(tracking: Tracking) -> None:
+    """UsageError, one line, unless every tracker the flags ask for can record."""
+    if tracking.mlflow_experiment and not tracking.mlflow:
+        raise UsageError("--mlflow-experiment names an MLflow experiment: add --mlflow URI")
+    if tracking.mlflow:
+        check_mlflow(tracking.mlflow)
+    if tracking.wandb:
+        check_wandb()
+
+
+def check_mlflow(uri: str) -> None:
+    if importlib.util.find_spec("mlflow") is None:
+        raise UsageError(
+            "--mlflow: the mlflow package is not installed; pip install mlflow "
+            "(or pip install 'rlsuite[tracking]')"
+        )
+    if urlsplit(uri).scheme in ("http", "https"):
+        _check_server(uri)
+
+
+def _check_server(uri: str) -> None:
+    """An answer of any kind (even 401 from a server behind a login) is a server."""
+    health = uri.rstrip("/") + "/health"
+    try:
+        with urllib.request.urlopen(health, timeout=SERVER_TIMEOUT_S):
+            return
+    except urllib.error.HTTPError:
+        return
+    except (urllib.error.URLError, OSError, ValueError) as error:
+        reason = getattr(error, "reason", error)
+        raise UsageError(
+            f"--mlflow {uri}: no MLflow server answers there ({reason}); start one "
+            "(mlflow server --host 127.0.0.1 --port 5000) or give a file: or sqlite: store"
+        ) from None
+
+
+def check_wandb() -> None:
+    if importlib.util.find_spec("wandb") is None:
+        raise UsageError(
+            "--wandb: the wandb package is not installed; pip install wandb "
+            "(or pip install 'rlsuite[tracking]')"
+        )
+    if os.environ.get("WANDB_MODE") in WANDB_NO_NETWORK_MODES or os.environ.get("WANDB_API_KEY"):
+        return
+    import wandb
+
+    if not wandb.login(prompt=False, verify=False):  # reads ~/.netrc and W&B's settings
+        raise UsageError(
+            "--wandb: no W&B credentials; run `wandb login` (or set WANDB_API_KEY), "
+            "or log offline with WANDB_MODE=offline"
+        )
