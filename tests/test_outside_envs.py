@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, run_cli, write
+from tests.helpers import ROOT, RayCluster, run_cli, write
 
 CORRIDOR = '''
 import gymnasium as gym
@@ -94,8 +94,8 @@ experiment = Experiment(
 '''
 
 
-def _smoke(path: Path, tmp_path: Path, *flags: str) -> dict:
-    run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results")
+def _smoke(path: Path, tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> dict:
+    run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results", env=env)
     assert run.returncode == 0, run.stderr + run.stdout
     assert "Traceback" not in run.stdout + run.stderr
     summary = run.summary(path.stem)
@@ -124,8 +124,13 @@ def _evaluate(results: Path) -> str:
     return done.stdout
 
 
-def test_env_registered_in_the_file_with_a_remote_env_runner(tmp_path: Path) -> None:
-    _smoke(write(tmp_path, "ppo_corridor.py", REGISTERED), tmp_path)
+def test_env_registered_in_the_file_with_a_remote_env_runner(
+    tmp_path: Path, ray_cluster: RayCluster
+) -> None:
+    """Through --address: the file's creator and env class reach the cluster's workers by
+    value (no worker imports the experiment file)."""
+    path = write(tmp_path, "ppo_corridor.py", REGISTERED)
+    _smoke(path, tmp_path, "--address", ray_cluster.address, env=ray_cluster.env)
     assert "my_corridor" in _evaluate(tmp_path / "results" / "ppo_corridor")
 
 
