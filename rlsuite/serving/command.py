@@ -1,0 +1,178 @@
+"""`python -m rlsuite.serve` behind its flags: find the checkpoint, restore it once here
+(so a path with no checkpoint, or one that cannot be restored, is one line before Serve
+starts), then deploy it on Ray Serve and serve until Ctrl-C (or SIGTERM).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import tempfile
+import threading
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from rlsuite.errors import UsageError
+from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, restoring
+from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
+from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
+from rlsuite.serving.app import Model, build
+from rlsuite.serving.options import ServeOptions
+
+APP_NAME = "rlsuite"
+ONNX_CHECK_BATCH = 256  # observations on which the exported network must act like the RLModule
+# RLlib's default connectors: the exported network runs none of the others.
+DEFAULT_ENV_TO_MODULE = {
+    "AddObservationsFromEpisodesToBatch",
+    "AddTimeDimToBatchAndZeroPad",
+    "AddStatesFromEpisodesToBatch",
+    "AgentToModuleMapping",
+    "BatchIndividualItems",
+    "NumpyToTensor",
+}
+
+
+def serve(options: ServeOptions) -> None:
+    """Serve the checkpoint `options.path` stands for until Ctrl-C."""
+    _check_address(options.host, options.port)
+    target = locate(options.path, options.trial, options.checkpoint)
+    logs_dir = options.logs_dir or Path(tempfile.mkdtemp(prefix="rlsuite-serve-"))
+    try:
+        with restoring(target.checkpoint):
+            model = prepare(options, target, logs_dir)
+    except DamagedCheckpointError as error:
+        raise UsageError(str(error)) from None
+    _run(options, target, model, logs_dir)
+
+
+def prepare(options: ServeOptions, target: Target, logs_dir: Path) -> Model:
+    """What the replicas load, restored once here; UsageError for what cannot be served."""
+    check_intact(target.checkpoint)
+    if is_supervised_checkpoint(target.checkpoint):
+        for given, flag in (
+            (options.explore, "--explore"),
+            (options.backend == "onnx", "--backend onnx"),
+        ):
+            if given:
+                raise UsageError(f"{flag} does not apply to a classifier checkpoint; drop it")
+        from rlsuite.serving import classifiers
+
+        classifiers.load(target.checkpoint)
+        return Model(target.checkpoint, "supervised")
+    from rlsuite.serving.policies import ServedPolicy
+
+    served = ServedPolicy(target.checkpoint, options.explore)
+    if served.policy.module.is_stateful() and options.replicas > 1:
+        raise UsageError(
+            "the policy is recurrent: its sessions live in one replica; serve it with --replicas 1"
+        )
+    if options.backend == "onnx":
+        return _onnx_model(served, target, logs_dir, options.explore)
+    return Model(target.checkpoint, "rl", explore=options.explore)
+
+
+def _onnx_model(served: object, target: Target, logs_dir: Path, explore: bool) -> Model:
+    """Export the policy's inference network and check it acts like the RLModule."""
+    import gymnasium as gym
+
+    from rlsuite.rl import export
+    from rlsuite.serving.policies import ServedPolicy
+
+    assert isinstance(served, ServedPolicy)
+    policy = served.policy
+    if served.multi_agent:
+        raise UsageError(
+            "--backend onnx: only single-agent policies export so far; use --backend torch"
+        )
+    if explore:
+        raise UsageError(
+            "--backend onnx serves greedy actions; drop --explore or use --backend torch"
+        )
+    export.check_exportable(policy.module)
+    extra = [type(c).__name__ for c in policy.env_to_module.connectors]
+    extra = [name for name in extra if name not in DEFAULT_ENV_TO_MODULE]
+    if extra:
+        raise UsageError(
+            f"--backend onnx: the checkpoint's env-to-module connectors include {', '.join(extra)}, which the exported network does not run; use --backend torch"
+        )
+    if not isinstance(served.action_space, gym.spaces.Discrete | gym.spaces.MultiDiscrete):
+        raise UsageError(
+            "--backend onnx: continuous actions are unsquashed and clipped by connectors the exported network does not run; use --backend torch"
+        )
+    observations = export.sample_observations(policy.module, ONNX_CHECK_BATCH, seed=0)
+    path = export.export(policy.module, "onnx", logs_dir / "onnx", "default_policy", observations)
+    if not export.matches(policy.module, path, observations):
+        raise UsageError(
+            f"--backend onnx: the exported network {path} acts unlike the RLModule; use --backend torch"
+        )
+    return Model(
+        target.checkpoint, "onnx", onnx_file=path, observation_space=served.observation_space
+    )
+
+
+def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) -> None:
+    import ray
+    from ray import serve
+    from ray.serve.config import HTTPOptions
+
+    stop = threading.Event()
+    previous: Any = signal.getsignal(signal.SIGTERM)
+    with ray_output_to(logs_dir):
+        out = terminal()
+        print(
+            f"rlsuite.serve: Ray's and Serve's output goes to {logs_dir / DRIVER_LOG}, the replicas' logs (one line per refused request) to {logs_dir / RAY_LOGS / 'serve'} on exit",
+            file=out,
+        )
+        try:
+            ray.init(address=options.address, log_to_driver=False, configure_logging=False)
+            # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
+            previous = signal.signal(signal.SIGTERM, _interrupt)
+            serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
+            app = build(
+                model,
+                options.replicas,
+                options.num_cpus,
+                options.num_gpus,
+                options.max_batch_size,
+                options.batch_wait_ms / 1000,
+            )
+            serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
+            loaded = model.kind if model.kind != "supervised" else "classifier"
+            print(
+                f"serving {target.checkpoint} ({loaded}, {options.replicas} replica(s)) at http://{options.host}:{options.port}: POST {_route(model)}, GET /healthz, GET /ready; Ctrl-C stops",
+                file=out,
+            )
+            stop.wait()
+        except KeyboardInterrupt:
+            print("rlsuite.serve: stopping", file=out)
+        finally:
+            # A second Ctrl-C (or the signal forwarded twice) must not cut the clean-up short.
+            previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            with contextlib.suppress(Exception):
+                serve.shutdown()
+            copy_ray_logs(logs_dir)  # the replicas' logs, one line per refused request
+            ray.shutdown()
+            signal.signal(signal.SIGTERM, previous)
+            signal.signal(signal.SIGINT, previous_int)
+        print("rlsuite.serve: stopped", file=out)
+
+
+def _route(model: Model) -> str:
+    return "/predict" if model.kind == "supervised" else "/act"
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt  # SIGTERM ends the server as Ctrl-C does
+
+
+def _check_address(host: str, port: int) -> None:
+    """Refuse a host and port the HTTP proxy could not listen on, before Ray starts."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise UsageError(
+                f"--host {host} --port {port}: cannot listen there ({error.strerror}); choose another --port"
+            ) from None

@@ -1,0 +1,100 @@
+"""Request bodies read and checked: anything a client can get wrong is a `BadRequest`,
+one line naming the problem, which the deployment answers with HTTP 400.
+
+Observations are checked against the space the checkpoint's env-to-module connectors take
+(the env's observation space): the shape and the kind of number, not the bounds (the
+network acts on any finite input, and clients send what their env emitted).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+
+MAX_SESSION_ID = 200  # characters
+
+
+class BadRequest(ValueError):
+    """A request the server cannot answer: the message is the one line the client gets."""
+
+
+def json_object(body: bytes) -> dict[str, Any]:
+    """The request body as a JSON object."""
+    try:
+        value = json.loads(body)
+    except UnicodeDecodeError:
+        raise BadRequest("malformed JSON: the body is not UTF-8 text") from None
+    except json.JSONDecodeError as error:
+        raise BadRequest(f"malformed JSON: {error.msg} at character {error.pos}") from None
+    if not isinstance(value, dict):
+        raise BadRequest(f"expected a JSON object, got a JSON {type(value).__name__}")
+    return value
+
+
+def field(body: dict[str, Any], name: str, example: str) -> Any:
+    if name not in body:
+        raise BadRequest(f'missing "{name}"; send e.g. {example}')
+    return body[name]
+
+
+def session(body: dict[str, Any]) -> tuple[str | None, bool]:
+    """(`session_id` or None, `reset`): a session keeps the episode between requests."""
+    session_id, reset = body.get("session_id"), body.get("reset", False)
+    if session_id is not None and (
+        not isinstance(session_id, str) or not 0 < len(session_id) <= MAX_SESSION_ID
+    ):
+        raise BadRequest(f'"session_id" must be a string of 1 to {MAX_SESSION_ID} characters')
+    if not isinstance(reset, bool):
+        raise BadRequest('"reset" must be true or false')
+    if reset and session_id is None:
+        raise BadRequest('"reset": true needs the "session_id" of the session to start anew')
+    return session_id, reset
+
+
+def observation(value: Any, space: gym.Space, where: str) -> Any:
+    """`value` (JSON) as an observation of `space`; BadRequest naming `where` if it is not one."""
+    if isinstance(space, gym.spaces.Dict):
+        if not isinstance(value, dict) or set(value) != set(space.spaces):
+            raise BadRequest(f"{where}: expected an object with keys {sorted(space.spaces)}")
+        return {key: observation(value[key], s, f"{where}.{key}") for key, s in space.items()}
+    if isinstance(space, gym.spaces.Tuple):
+        if not isinstance(value, list) or len(value) != len(space.spaces):
+            raise BadRequest(f"{where}: expected a list of {len(space.spaces)} parts")
+        return tuple(
+            observation(v, s, f"{where}[{i}]")
+            for i, (v, s) in enumerate(zip(value, space.spaces, strict=True))
+        )
+    if isinstance(space, gym.spaces.Discrete):
+        if isinstance(value, bool) or not isinstance(value, int) or not space.contains(value):
+            raise BadRequest(
+                f"{where}: expected a whole number in [{int(space.start)}, {int(space.start) + int(space.n)})"
+            )
+        return np.int64(value)
+    if isinstance(space, gym.spaces.Box | gym.spaces.MultiDiscrete | gym.spaces.MultiBinary):
+        return _array(value, space, where)
+    raise BadRequest(f"{where}: observations of {type(space).__name__} spaces are not served")
+
+
+def _array(value: Any, space: gym.Space, where: str) -> np.ndarray:
+    try:
+        array = np.asarray(value)
+    except ValueError:
+        raise BadRequest(f"{where}: a ragged nested list; expected shape {space.shape}") from None
+    if array.dtype.kind not in "iuf":
+        kind = "true/false" if array.dtype.kind == "b" else "non-numbers"
+        raise BadRequest(
+            f"{where}: {kind} in the observation; expected numbers of shape {space.shape}"
+        )
+    if array.shape != space.shape:
+        raise BadRequest(f"{where}: shape {array.shape}, expected {space.shape}")
+    assert space.dtype is not None
+    if np.issubdtype(space.dtype, np.integer) and not np.array_equal(array, np.round(array)):
+        raise BadRequest(
+            f"{where}: fractional numbers; the space holds whole numbers ({space.dtype})"
+        )
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        raise BadRequest(f"{where}: NaN or infinite numbers in the observation")
+    return array.astype(space.dtype)

@@ -1,0 +1,50 @@
+"""Requests/s and p50/p99 latency of `rlsuite.serve` at concurrency 1, 8 and 64 on
+localhost, batched against unbatched, with in-process RLModule inference as the ceiling.
+
+python scripts/bench_serve.py [PATH] [--concurrency 1 8 64] [--requests N]
+    [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--json]
+
+PATH: a results directory of a CartPole run (default: a --smoke run trained first).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from benchmarks.common import bench_parser, emit
+from rlsuite.flags import non_negative_float, positive_float, positive_int
+
+
+def main() -> int:
+    parser = bench_parser("bench_serve.py", __doc__)
+    parser.add_argument("path", nargs="?", type=Path, help="results directory to serve")
+    parser.add_argument("--concurrency", type=positive_int, nargs="+", default=[1, 8, 64])
+    parser.add_argument(
+        "--requests", type=positive_int, default=2000, help="per concurrency and mode"
+    )
+    parser.add_argument(
+        "--max-seconds", type=positive_float, default=30.0, help="per concurrency and mode"
+    )
+    parser.add_argument("--max-batch-size", type=positive_int, default=32)
+    parser.add_argument("--batch-wait-ms", type=non_negative_float, default=2.0)
+    args = parser.parse_args()
+    if args.path is not None and not args.path.is_dir():
+        parser.error(f"{args.path}: no such directory; give a results directory")
+    # Imported after parsing: bad input fails at once, not after Ray and torch load.
+    from benchmarks.serve import measure
+
+    result = measure(
+        args.path,
+        args.concurrency,
+        args.requests,
+        args.max_seconds,
+        args.max_batch_size,
+        args.batch_wait_ms,
+    )
+    emit(result, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,274 @@
+"""Serving throughput and latency: `rlsuite.serve` under load over HTTP on localhost,
+batched against unbatched, with direct in-process RLModule inference as the ceiling.
+
+For each mode a server is started as a user starts it (`python -m rlsuite.serve`, one
+replica, `--max-batch-size 1` for unbatched), then `concurrency` client threads, each
+with its own keep-alive connection, post one CartPole observation per request until
+`requests` requests are answered or `max_seconds` pass. Requests/s is answered requests
+over the wall time; latencies are per request, from send to the parsed answer. The
+clients share the machine with the server: on few CPUs they cost it throughput.
+
+The ceiling is the restored RLModule's `forward_inference` in this process, one
+observation per call (what an unbatched request cannot beat) and `batch` per call.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import http.client
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.common import ROOT, run_child
+
+START_TIMEOUT_S = 300
+REQUEST_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True)
+class Load:
+    mode: str
+    """batched or unbatched."""
+    concurrency: int
+    requests: int
+    """Answered (status 200)."""
+    failed: int
+    wall_s: float
+    p50_ms: float
+    p99_ms: float
+
+    @property
+    def requests_per_s(self) -> float:
+        return self.requests / self.wall_s if self.wall_s else 0.0
+
+
+@dataclass(frozen=True)
+class ServeBenchResult:
+    checkpoint: str
+    max_batch_size: int
+    loads: list[Load]
+    ceiling_single_per_s: float
+    """In-process forward passes per second with one observation each."""
+    ceiling_batch_obs_per_s: float
+    """Observations per second in in-process forward passes of `batch` observations."""
+    batch: int
+
+    def speedup(self, concurrency: int) -> float | None:
+        rates = {
+            load.mode: load.requests_per_s for load in self.loads if load.concurrency == concurrency
+        }
+        if rates.get("unbatched"):
+            return rates.get("batched", 0.0) / rates["unbatched"]
+        return None
+
+    def report(self) -> str:
+        lines = [
+            f"checkpoint {self.checkpoint}, batched: --max-batch-size {self.max_batch_size}",
+            f"{'mode':<10} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7}",
+        ]
+        for load in self.loads:
+            lines.append(
+                f"{load.mode:<10} {load.concurrency:>5} {load.requests_per_s:>9.1f} {load.p50_ms:>8.1f} {load.p99_ms:>8.1f} {load.requests:>9} {load.failed:>7}"
+            )
+        for concurrency in sorted({load.concurrency for load in self.loads}):
+            speedup = self.speedup(concurrency)
+            if speedup is not None:
+                lines.append(f"batched / unbatched at concurrency {concurrency}: {speedup:.2f}x")
+        lines.append(
+            f"ceiling (in-process RLModule): {self.ceiling_single_per_s:.0f} calls/s of 1 observation, {self.ceiling_batch_obs_per_s:.0f} observations/s in calls of {self.batch}"
+        )
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for load, row in zip(self.loads, data["loads"], strict=True):
+            row["requests_per_s"] = load.requests_per_s
+        return data
+
+
+def measure(
+    path: Path | None,
+    concurrencies: list[int],
+    requests: int,
+    max_seconds: float,
+    max_batch_size: int,
+    batch_wait_ms: float,
+) -> ServeBenchResult:
+    with contextlib.ExitStack() as stack:
+        if path is None:
+            storage = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-serve-")))
+            run_child(
+                [
+                    sys.executable,
+                    "-m",
+                    "rlsuite.run",
+                    "experiments/ppo_cartpole.py",
+                    "--smoke",
+                    "--storage-path",
+                    str(storage),
+                ]
+            )
+            path = storage / "ppo_cartpole"
+        from rlsuite.evaluation.locate import locate
+
+        checkpoint = locate(path).checkpoint
+        observations = _observations(checkpoint)
+        loads = []
+        for mode, size in (("batched", max_batch_size), ("unbatched", 1)):
+            with _server(path, size, batch_wait_ms) as port:
+                for concurrency in concurrencies:
+                    loads.append(
+                        _load(port, mode, concurrency, observations, requests, max_seconds)
+                    )
+        single, batched, batch = _ceiling(checkpoint, observations)
+    return ServeBenchResult(str(checkpoint), max_batch_size, loads, single, batched, batch)
+
+
+def _observations(checkpoint: Path) -> list[list[float]]:
+    from rlsuite.evaluation.policy import load_module
+    from rlsuite.rl import export
+
+    return export.sample_observations(load_module(checkpoint), 256, seed=0).tolist()
+
+
+@contextlib.contextmanager
+def _server(path: Path, max_batch_size: int, batch_wait_ms: float) -> Iterator[int]:
+    port = _free_port()
+    command = [
+        sys.executable, "-m", "rlsuite.serve", str(path), "--port", str(port),
+        "--max-batch-size", str(max_batch_size), "--batch-wait-ms", str(batch_wait_ms),
+    ]  # fmt: skip
+    with tempfile.TemporaryFile("w+") as out:
+        server = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while not _ready(port):
+                if server.poll() is not None or time.monotonic() > deadline:
+                    out.seek(0)
+                    raise RuntimeError(f"the server did not start: {out.read()[-2000:]}")
+                time.sleep(1)
+            yield port
+        finally:
+            server.send_signal(signal.SIGINT)
+            try:
+                server.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait()
+
+
+def _load(
+    port: int,
+    mode: str,
+    concurrency: int,
+    observations: list[list[float]],
+    requests: int,
+    max_seconds: float,
+) -> Load:
+    """`requests` requests from `concurrency` clients, or fewer when `max_seconds` pass."""
+    _post(_connection(port), observations[0])  # warm-up
+    counter = iter(range(requests))
+    lock = threading.Lock()
+    latencies: list[float] = []
+    failed = [0]
+    start = time.perf_counter()
+    deadline = start + max_seconds
+
+    def client() -> None:
+        connection = _connection(port)
+        while time.perf_counter() < deadline:
+            with lock:
+                i = next(counter, None)
+            if i is None:
+                return
+            sent = time.perf_counter()
+            ok = _post(connection, observations[i % len(observations)])
+            with lock:
+                if ok:
+                    latencies.append(time.perf_counter() - sent)
+                else:
+                    failed[0] += 1
+
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+        for future in [pool.submit(client) for _ in range(concurrency)]:
+            future.result()
+    wall_s = time.perf_counter() - start
+    ms = np.array(latencies) * 1000 if latencies else np.zeros(1)
+    return Load(
+        mode,
+        concurrency,
+        len(latencies),
+        failed[0],
+        wall_s,
+        float(np.percentile(ms, 50)),
+        float(np.percentile(ms, 99)),
+    )
+
+
+def _connection(port: int) -> http.client.HTTPConnection:
+    return http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
+
+
+def _post(connection: http.client.HTTPConnection, observation: list[float]) -> bool:
+    try:
+        connection.request("POST", "/act", body=json.dumps({"observations": [observation]}))
+        response = connection.getresponse()
+        response.read()
+        return response.status == 200
+    except (OSError, http.client.HTTPException):
+        connection.close()
+        return False
+
+
+def _ready(port: int) -> bool:
+    connection = _connection(port)
+    try:
+        connection.request("GET", "/ready")
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ceiling(
+    checkpoint: Path, observations: list[list[float]], seconds: float = 2.0
+) -> tuple[float, float, int]:
+    """Forward passes per second in this process: one observation each, and 64 each."""
+    import torch
+    from ray.rllib.core.columns import Columns
+
+    from rlsuite.evaluation.policy import load_module
+
+    module = load_module(checkpoint)
+    batch = 64
+    rates = []
+    for size in (1, batch):
+        obs = torch.as_tensor(np.array(observations[:size], dtype=np.float32))
+        calls, start = 0, time.perf_counter()
+        with torch.no_grad():
+            while time.perf_counter() - start < seconds:
+                module.forward_inference({Columns.OBS: obs})
+                calls += 1
+        rates.append(calls * size / (time.perf_counter() - start))
+    return rates[0], rates[1], batch
