@@ -1,12 +1,11 @@
 """Random search vs Optuna TPE vs BOHB vs HyperOpt on PPO CartPole for one fixed budget of
 trials: best return found, trials until one reached the threshold, wall time.
 
+Full size (the defaults): 192 trials, an hour or more of 2 CPUs (estimated, not measured).
+The tiniest check: python scripts/bench_search.py --trials 2 --iterations 1 --repetitions 1
+
 python scripts/bench_search.py [--trials N] [--iterations N] [--repetitions N]
     [--threshold RETURN] [--methods random optuna bohb hyperopt] [--json]
-
-Full size (the defaults): 192 trials, an hour or more of 2 CPUs (estimated, not measured).
-The tiniest check:
-python scripts/bench_search.py --trials 2 --iterations 1 --repetitions 1
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Requests/s and p50/p99 latency of `rlsuite.serve` at concurrency 1, 8 and 64 on
 localhost, batched against unbatched, with in-process RLModule inference as the ceiling.
 
+PATH: a results directory of a CartPole run (default: a --smoke run trained first).
+
 python scripts/bench_serve.py [PATH] [--concurrency 1 8 64] [--requests N]
     [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--json]
-
-PATH: a results directory of a CartPole run (default: a --smoke run trained first).
 """
 
 from __future__ import annotations

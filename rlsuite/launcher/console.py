@@ -20,40 +20,69 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TextIO
+from typing import IO, TextIO
+
+from rlsuite.errors import UsageError
 
 DRIVER_LOG = "driver.log"
 RAY_LOGS = "ray"
 _terminal: tuple[TextIO, TextIO] | None = None
 _held = b""
+_pending: tuple[IO[bytes], Path] | None = None
 
 
 @contextlib.contextmanager
 def ray_output_to(logs_dir: Path) -> Iterator[None]:
     """While inside: whatever is written to fd 1 and 2 or to `sys.stdout`/`sys.stderr`
     (Ray's loggers, its raylet messages, C++ lines, stray prints and warnings) lands in
-    `logs_dir/driver.log`; the suite writes to the terminal through `terminal()`."""
-    global _terminal, _held
-    logs_dir.mkdir(parents=True, exist_ok=True)
+    `logs_dir/driver.log`; the suite writes to the terminal through `terminal()`.
+
+    Until `keep_log()` (called once Ray is up and the cluster checks passed) the output
+    waits in a temporary file: a run refused after joining a cluster writes nothing."""
+    global _terminal, _pending
     sys.stdout.flush()
     sys.stderr.flush()
-    log = open(logs_dir / DRIVER_LOG, "ab", buffering=0)  # noqa: SIM115 (closed below)
+    log = tempfile.TemporaryFile()  # noqa: SIM115 (closed below)
     log.write(_held)
-    _held = b""
     saved = {fd: os.dup(fd) for fd in (1, 2)}
     _terminal = (_text(saved[1]), _text(saved[2]))
+    _pending = (log, logs_dir)
     for fd in (1, 2):
         os.dup2(log.fileno(), fd)
     try:
         yield
+    except UsageError:
+        raise  # bad input: nothing written
+    except BaseException:
+        keep_log()  # a real failure: its log is worth more than a clean folder
+        raise
+    else:
+        keep_log()
     finally:
         for stream in (sys.stdout, sys.stderr, *_terminal):
             stream.flush()
-        _terminal = None
+        _terminal, _pending = None, None
         for fd, original in saved.items():
             os.dup2(original, fd)
             os.close(original)
         log.close()
+
+
+def keep_log() -> None:
+    """From now on the run's output goes to `logs_dir/driver.log`, with what came before."""
+    global _pending, _held
+    if _pending is None:
+        return
+    waiting, logs_dir = _pending
+    _pending = None
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    log = open(logs_dir / DRIVER_LOG, "ab", buffering=0)  # noqa: SIM115 (fds keep it open)
+    waiting.seek(0)
+    shutil.copyfileobj(waiting, log)
+    for fd in (1, 2):
+        os.dup2(log.fileno(), fd)
+    log.close()  # fds 1 and 2 hold the file now
+    _held = b""
 
 
 @contextlib.contextmanager
@@ -98,8 +127,8 @@ def copy_ray_logs(logs_dir: Path) -> None:
         source = Path(node.get_logs_dir_path()) if node is not None else None
     except Exception:
         return
-    if source is None or not source.is_dir():
-        return
+    if source is None or not source.is_dir() or not logs_dir.is_dir():
+        return  # no Ray, or the run was refused before it kept a log
     with contextlib.suppress(OSError):
         shutil.copytree(source, logs_dir / RAY_LOGS, dirs_exist_ok=True)
 

@@ -13,7 +13,7 @@ from ray.tune import FailureConfig, ResultGrid, RunConfig, TuneConfig, Tuner
 from ray.tune.experiment import Trial
 
 from rlsuite.experiment import Experiment
-from rlsuite.launcher import cluster
+from rlsuite.launcher import cluster, console
 from rlsuite.launcher.live import progress_callback, stop_live_views
 from rlsuite.launcher.shutdown import SHUTDOWN, EndsRunOnceAllPaused, pausing
 from rlsuite.launcher.workloads import workload_for
@@ -71,6 +71,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "0")
     workload = workload_for(experiment.config)
     _init_ray(experiment, launch, workload)
+    console.keep_log()  # Ray is up and the cluster checks passed: the run keeps its logs
     previous_handler = SHUTDOWN.install()  # after ray.init, which sets Ray's own
     trainable = workload.trainable(experiment)
     if launch.resume:
