@@ -8,14 +8,8 @@ session provides) point into tmp_path, and results shaped as RLlib reports them.
 from __future__ import annotations
 
 import io
-import os
 import pickle
-import pty
-import re
-import select
 import signal
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,11 +25,9 @@ from rich.console import Console
 from rlsuite import metrics
 from rlsuite.launcher.live import LiveProgress, progress_callback, stop_live_views
 from rlsuite.launcher.progress import ProgressPrinter, nearest_stop, stop_progress
-from tests.helpers import ROOT
 
 STOP = {metrics.TRAINING_ITERATION: 4.0}
 RETURN = metrics.EPISODE_RETURN_MEAN
-ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 class StagedTrial(Trial):
@@ -247,59 +239,3 @@ def test_the_view_pickles_with_the_run_and_gives_sigterm_back(tmp_path: Path) ->
     stop_live_views()  # what tuner.run does once fit returns or raises
     callback.stop()
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-
-
-def test_a_run_on_a_terminal_shows_a_bar_and_ends_with_the_plain_summary(tmp_path: Path) -> None:
-    command = [
-        sys.executable,
-        *("-m", "rlsuite.run", "experiments/ppo_cartpole.py", "--smoke"),
-        *("--storage-path", str(tmp_path), "--stop", "training_iteration=4"),
-    ]
-    output, status = _run_on_a_terminal(command, timeout=120)
-    text = ANSI.sub(b"", output).decode()
-    assert os.waitstatus_to_exitcode(status) == 0, text[-3000:]
-    assert "ETA" in text and "/4 iter" in text and "elapsed" in text
-    assert "━" in text
-    _, view_end, summary = output.rpartition(b"\x1b[?25h")  # the view ends: cursor shown
-    assert view_end
-    # Plain lines after it; something in Ray resets the colours (ESC[0m) at exit, also
-    # with --quiet.
-    lines = [line for line in summary.split(b"\r\n") if line.strip() and line != b"\x1b[0m"]
-    assert not [line for line in lines if b"\x1b" in line], lines
-    plain = [line.decode() for line in lines]
-    assert re.match(r"PPO_\w+ OK: return ", plain[0]), plain
-    assert plain[-1].startswith("results: ")
-
-
-def _run_on_a_terminal(command: list[str], timeout: float) -> tuple[bytes, int]:
-    """Run `command` with a pseudo-terminal (100x30) as its stdin, stdout and stderr."""
-    pid, fd = pty.fork()
-    if pid == 0:  # the child: its terminal's size, then the command
-        import fcntl
-        import struct
-        import termios
-
-        fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
-        os.chdir(ROOT)
-        os.execve(command[0], command, {**os.environ, "TERM": "xterm-256color"})
-    output = b""
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([fd], [], [], 1.0)
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, 65536)
-            except OSError:  # EIO: the child closed the terminal
-                break
-            if not data:
-                break
-            output += data
-        else:
-            os.kill(pid, signal.SIGKILL)
-            pytest.fail(f"no exit within {timeout} s:\n{ANSI.sub(b'', output).decode()[-3000:]}")
-    finally:
-        _, status = os.waitpid(pid, 0)
-        os.close(fd)
-    return output, status
