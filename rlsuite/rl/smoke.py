@@ -34,7 +34,11 @@ def smoke_config(config: AlgorithmConfig) -> AlgorithmConfig:
         rollout_fragment_length="auto",
     )
     config.learners(num_learners=0, num_gpus_per_learner=0)
-    if envs.takes_max_episode_steps(config.env):
+    # A config whose env wraps a registry env under another name (MADDPG's joint env)
+    # says so itself: `env_takes_max_episode_steps`.
+    if envs.takes_max_episode_steps(config.env) or getattr(
+        config, "env_takes_max_episode_steps", False
+    ):
         config.environment(env_config={**config.env_config, "max_episode_steps": MAX_EPISODE_STEPS})
     config.reporting(min_time_s_per_iteration=None, min_train_timesteps_per_iteration=0)
     if _is_off_policy(config):

@@ -1,0 +1,50 @@
+"""MASAC on SISL multiwalker: three bipedal walkers carry a package, each with its own
+stochastic actor on its own observation, its own twin centralized critics over all three
+walkers' observations and torques, and its own learned temperature.
+
+The settings of `sac_multiwalker.py` (independent SAC) with centralized critics in place
+of per-walker ones, so the two files compare the critic's input alone. The walkers play
+as one RLlib agent (`joint`), so `episode_return_mean` is the team return, the sum over
+the three walkers (a fallen package costs -100 per walker).
+
+Expected: not yet measured here. Method: SAC (Haarnoja et al. 2018) with MADDPG's
+centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et al. 2024);
+settings from CleanRL's SAC, as in sac_multiwalker.py.
+"""
+
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+from rlsuite import Experiment, metrics
+from rlsuite.multiagent import independent
+from rlsuite.multiagent.maddpg import MASACConfig, agent_policies, joint
+
+ENV = "sisl/multiwalker"
+
+config = (
+    MASACConfig()
+    .environment(**joint(ENV))  # all walkers as one RLlib agent, rewards kept apart
+    .env_runners(num_env_runners=1)  # as sac_multiwalker.py
+    .training(
+        # One policy per walker, "walker_0" to "walker_2", as in sac_multiwalker.py.
+        agent_policies=agent_policies(ENV, independent(ENV)),
+        actor_lr=3e-4,  # CleanRL's SAC values, as in sac_multiwalker.py
+        critic_lr=1e-3,
+        alpha_lr=1e-3,
+        target_entropy="auto",  # minus each walker's 4 torques
+        tau=0.005,  # CleanRL's and SAC's value
+        gamma=0.99,  # CleanRL's and SAC's value
+        train_batch_size_per_learner=256,  # CleanRL's value
+        replay_buffer_config={
+            "type": "EpisodeReplayBuffer",  # uniform, as CleanRL's
+            "capacity": 1_000_000,  # CleanRL's value
+        },
+        num_steps_sampled_before_learning_starts=10_000,  # as sac_multiwalker.py
+    )
+    .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[256, 256], fcnet_activation="relu"))
+)
+
+experiment = Experiment(
+    config=config,
+    stop={metrics.TEAM_RETURN_MEAN: 0, metrics.ENV_STEPS_SAMPLED_LIFETIME: 2_000_000},
+    checkpoint_every=50,
+)
