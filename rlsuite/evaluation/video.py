@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import av
 import numpy as np
 
 CODEC = "libx264"  # H.264: plays in browsers, VS Code and every video player
@@ -21,6 +20,9 @@ class Mp4Writer:
         self.path = path
         self.fps = fps
         self.frames = 0
+        import av  # here, not at the top: FFmpeg's libraries load only when a video is made
+
+        self._av = av
         self._container = av.open(str(path), mode="w")
         self._stream: Any = None
 
@@ -31,7 +33,9 @@ class Mp4Writer:
             self._stream.height, self._stream.width = (_even(n) for n in frame.shape[:2])
             self._stream.pix_fmt = "yuv420p"
         padded = _pad(frame, self._stream.height, self._stream.width)
-        self._container.mux(self._stream.encode(av.VideoFrame.from_ndarray(padded, format="rgb24")))
+        self._container.mux(
+            self._stream.encode(self._av.VideoFrame.from_ndarray(padded, format="rgb24"))
+        )
         self.frames += 1
 
     def close(self) -> None:
@@ -56,6 +60,8 @@ def write_mp4(frames: Iterable[np.ndarray], path: Path, fps: int = 30) -> int:
 
 def count_frames(path: Path) -> int:
     """Frames in a video file, counted by decoding it (container headers can be wrong)."""
+    import av
+
     with av.open(str(path)) as container:
         return sum(1 for _ in container.decode(video=0))
 
