@@ -1,5 +1,6 @@
 """Every supervised experiment file runs with --smoke (its own file so that pytest-xdist
-runs it beside the RL experiments' smoke runs)."""
+runs it beside the RL experiments' smoke runs). As in test_experiments.py, the runs join
+one Ray started for this file (`--address`, conftest's `ray_cluster`)."""
 
 from __future__ import annotations
 
@@ -18,14 +19,18 @@ from rlsuite.supervised.loop import logits_of
 from tests.helpers import (
     SUPERVISED_EXPERIMENTS,
     TENSORBOARD_PREFIX,
+    RayCluster,
     smoke_trials,
     tensorboard_scalars,
 )
 
 
 @pytest.mark.parametrize("path", SUPERVISED_EXPERIMENTS, ids=lambda p: p.stem)
-def test_smoke_run_trains_checkpoints_and_logs(path: Path, storage: Path) -> None:
-    trials = smoke_trials(path, storage)
+def test_smoke_run_trains_checkpoints_and_logs(
+    path: Path, storage: Path, ray_cluster: RayCluster
+) -> None:
+    join = ("--address", ray_cluster.address)
+    trials = smoke_trials(path, storage, *join, env=ray_cluster.env)
     for trial in trials:
         _assert_supervised_trial(trial, storage / path.stem / trial["trial"])
 

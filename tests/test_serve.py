@@ -86,14 +86,16 @@ def serving(path: Path, logs: Path, *flags: str) -> Iterator[int]:
         str(logs),
         *flags,
     ]
-    out = open(logs.parent / f"{logs.name}.out", "w+")  # noqa: SIM115 (closed below)
-    server = subprocess.Popen(
-        command,
-        cwd=ROOT,
-        stdout=out,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
+    printed_file = logs.parent / f"{logs.name}.out"
+    with open(printed_file, "w") as child_out:  # the child's own offset: reads don't move it
+        server = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdout=child_out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+    out = open(printed_file)  # noqa: SIM115 (closed below)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _ready(port):

@@ -150,8 +150,11 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
         finally:
             # A second Ctrl-C (or the signal forwarded twice) must not cut the clean-up short.
             previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            with contextlib.suppress(Exception):
-                serve.shutdown()
+            if options.address is not None:
+                # On a cluster the app must go; an embedded Ray takes Serve's actors down
+                # with it, and serve.shutdown() alone took over 90 s on a loaded machine.
+                with contextlib.suppress(Exception):
+                    serve.shutdown()
             copy_ray_logs(logs_dir)  # the replicas' logs, one line per refused request
             ray.shutdown()
             signal.signal(signal.SIGTERM, previous)
