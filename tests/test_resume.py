@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from rlsuite import metrics
 from tests.helpers import ROOT, run_cli
@@ -28,6 +29,9 @@ FLAGS = (
 )
 
 
+# slow (CI time): CI resumes an interrupted RL run in test_run_safety's SIGTERM test, which
+# goes through the same pause-checkpoint-resume path (SIGTERM becomes this SIGINT).
+@pytest.mark.slow
 def test_interrupted_run_resumes_counters(storage: Path) -> None:
     trial_glob = "ppo_cartpole/PPO_*"
     command = [

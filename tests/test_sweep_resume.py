@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from rlsuite import metrics
 from tests.helpers import ROOT, run_cli
 
@@ -31,6 +33,9 @@ def _rows(trial_dir: Path) -> list[dict]:
     return [json.loads(line) for line in (trial_dir / "result.json").read_text().splitlines()]
 
 
+# slow (CI time): CI restores a SIGKILLed sweep with Tuner.restore in test_search's
+# killed-sweep test; this one adds PBT's population to it.
+@pytest.mark.slow
 def test_killed_sweep_resumes_every_trial(storage: Path) -> None:
     sweep = storage / "pbt_ppo_cartpole"
     command = [

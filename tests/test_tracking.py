@@ -156,6 +156,9 @@ def test_supervised_sweep_goes_to_mlflow_and_tensorboard_hparams(
     assert len({h["lr"] for h in sessions.values()}) == 2  # each trial's own value
 
 
+# slow (CI time): CI sends an RL run and a supervised sweep to MLflow and W&B above;
+# this adds PBT's perturbation records.
+@pytest.mark.slow
 def test_pbt_perturbations_go_to_mlflow_wandb_and_hparams(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     env = {**os.environ, "WANDB_MODE": "offline"}
