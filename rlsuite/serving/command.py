@@ -152,7 +152,8 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
             if options.address is not None:
                 # On a cluster the app must go; an embedded Ray takes Serve's actors down
-                # with it, and serve.shutdown() alone took over 90 s on a loaded machine.
+                # with it (with serve.shutdown() first, a loaded test run's server had not
+                # ended 90 s after Ctrl-C).
                 with contextlib.suppress(Exception):
                     serve.shutdown()
             copy_ray_logs(logs_dir)  # the replicas' logs, one line per refused request
