@@ -232,10 +232,16 @@ def test_scheduler_stops_failures_and_restarts_print_a_line(tmp_path: Path) -> N
 
 
 def test_the_view_pickles_with_the_run_and_gives_sigterm_back(tmp_path: Path) -> None:
-    callback = live_on(io.StringIO(), STOP, num_trials=1)
-    assert signal.getsignal(signal.SIGTERM) == callback._on_sigterm
-    again = pickle.loads(pickle.dumps(callback))  # Tune keeps its callbacks in tuner.pkl
-    assert isinstance(again, LiveProgress) and again._live is None and again._board is None
-    stop_live_views()  # what tuner.run does once fit returns or raises
-    callback.stop()
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    # A fresh process has no SIGTERM handler; an earlier test of this pytest worker may
+    # have left Ray's (ray.init installs one), which the view rightly leaves alone.
+    before = signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        callback = live_on(io.StringIO(), STOP, num_trials=1)
+        assert signal.getsignal(signal.SIGTERM) == callback._on_sigterm
+        again = pickle.loads(pickle.dumps(callback))  # Tune keeps its callbacks in tuner.pkl
+        assert isinstance(again, LiveProgress) and again._live is None and again._board is None
+        stop_live_views()  # what tuner.run does once fit returns or raises
+        callback.stop()
+        assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+    finally:
+        signal.signal(signal.SIGTERM, before)
