@@ -4,7 +4,6 @@ CLI before Ray starts. The experiments' smoke runs are in tests/test_experiments
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -20,7 +19,6 @@ from rlsuite.multiagent.maddpg.joint_env import AGENT_REWARDS, JOINT_OF, OBS
 from rlsuite.multiagent.maddpg.learner import ACTOR, CRITIC
 from rlsuite.multiagent.maddpg.module import Q_BUFFER, Q_OWN
 from rlsuite.multiagent.maddpg.networks import critic_inputs, with_own_actions
-from tests.helpers import run_cli, write
 
 N_AGENTS, OBS_DIM, ACTION_DIM, BATCH = 3, 4, 2, 8
 POLICIES = ("hunter", "hunter", "prey")  # two agents share a policy, one has its own
@@ -258,48 +256,3 @@ def test_joint_env_keeps_each_agents_reward() -> None:
     assert reward == pytest.approx(float(obs[AGENT_REWARDS].sum()))
     env.close()
     inner.close()
-
-
-# --- bad input: one line, exit 2, before Ray starts (through the real CLI) --------------
-
-EXPERIMENT = '''"""{CONFIG} on {ENV}."""
-from rlsuite import Experiment, metrics
-from rlsuite.multiagent.maddpg import MADDPGConfig, MASACConfig, joint
-
-experiment = Experiment(
-    config={CONFIG}().environment({ENVIRONMENT}){TRAINING},
-    stop={{metrics.TRAINING_ITERATION: 2}},
-)
-'''
-
-
-@pytest.mark.parametrize(
-    ("config_class", "environment", "training", "needles"),
-    [
-        ("MADDPGConfig", "**joint('classic/connect_four')", "", ("turn-based",)),
-        ("MADDPGConfig", "**joint('butterfly/pistonball')", "", ("image observations",)),
-        ("MASACConfig", "**joint('mpe/simple_spread')", "", ("continuous actions only",)),
-        ("MADDPGConfig", "'mpe/simple_spread'", "", ("joint(",)),
-        (
-            "MADDPGConfig",
-            "**joint('mpe/simple_tag')",
-            ".training(agent_policies=('a', 'b'))",
-            ("agent_policies names 2 policies", "4 agents"),
-        ),
-    ],
-)
-def test_bad_input_is_refused_in_one_line(
-    tmp_path: Path, config_class: str, environment: str, training: str, needles: tuple[str, ...]
-) -> None:
-    text = EXPERIMENT.format(
-        CONFIG=config_class, ENV=environment, ENVIRONMENT=environment, TRAINING=training
-    )
-    path = write(tmp_path, "maddpg_bad.py", text)
-    storage = tmp_path / "results"
-    run = run_cli(path, "--smoke", storage=storage, timeout=300)
-    lines = [line for line in run.stderr.splitlines() if line.strip()]
-    assert run.returncode == 2, run.stderr[-2000:]
-    assert len(lines) == 1 and "Traceback" not in run.stderr, run.stderr[-2000:]
-    for needle in needles:
-        assert needle in lines[0], lines[0]
-    assert not storage.exists(), "bad input must not create the results directory"

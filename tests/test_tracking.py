@@ -23,7 +23,7 @@ from tensorboard.plugins.hparams import metadata as hparams_metadata
 from tensorboard.plugins.hparams import plugin_data_pb2
 
 from rlsuite import metrics
-from tests.helpers import ROOT, assert_rejected, free_port, run_cli, run_main
+from tests.helpers import ROOT, free_port, run_cli
 
 mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("wandb")
@@ -195,49 +195,6 @@ def test_pbt_perturbations_go_to_mlflow_wandb_and_hparams(tmp_path: Path) -> Non
     assert len(sessions) == 2
     for hparams in sessions.values():  # the searched and the perturbed keys
         assert {"lr", "entropy_coeff", "clip_param"} <= set(hparams), hparams
-
-
-@pytest.mark.parametrize(
-    ("flags", "needles"),
-    [
-        (("--mlflow-experiment", "x"), ("add --mlflow URI",)),
-        (("--mlflow", "http://127.0.0.1:{port}"), ("no MLflow server answers", "mlflow server")),
-    ],
-)
-def test_bad_tracking_flags_are_refused(
-    capsys: pytest.CaptureFixture[str], storage: Path, flags: tuple[str, ...], needles: tuple
-) -> None:
-    flags = tuple(f.format(port=free_port()) for f in flags)  # a port nobody listens on
-    code = run_main(EXPERIMENTS / "ppo_cartpole.py", "--smoke", *flags, storage=storage)
-    assert_rejected(capsys, code, storage, *needles)
-
-
-@pytest.mark.parametrize(("package", "flag"), [("mlflow", "--mlflow"), ("wandb", "--wandb")])
-def test_a_tracker_without_its_package_is_refused(
-    capsys: pytest.CaptureFixture[str],
-    storage: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    package: str,
-    flag: str,
-) -> None:
-    monkeypatch.setitem(sys.modules, package, None)  # as if not installed: find_spec is None
-    monkeypatch.setenv("WANDB_MODE", "offline")
-    code = run_main(EXPERIMENTS / "ppo_cartpole.py", flag, "file:./mlruns", storage=storage)
-    assert_rejected(capsys, code, storage, f"pip install {package}")
-
-
-def test_wandb_online_without_credentials_is_refused(
-    capsys: pytest.CaptureFixture[str], storage: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    home = storage.parent / "home"
-    home.mkdir()
-    for name in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_IDENTITY_TOKEN_FILE"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.setenv("NETRC", str(home / ".netrc"))
-    monkeypatch.setenv("WANDB_CONFIG_DIR", str(home / ".config" / "wandb"))
-    code = run_main(EXPERIMENTS / "ppo_cartpole.py", "--wandb", PROJECT, storage=storage)
-    assert_rejected(capsys, code, storage, "wandb login", "WANDB_MODE=offline")
 
 
 # Readers of what the trackers wrote.

@@ -1,0 +1,60 @@
+"""Tracking flags the suite refuses before Ray starts: one line naming the problem and
+the fix, exit 2, nothing written (the runs that reach MLflow and W&B: test_tracking.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import ROOT, assert_rejected, free_port, run_main
+
+pytest.importorskip("mlflow")
+pytest.importorskip("wandb")
+
+EXPERIMENTS = ROOT / "experiments"
+PROJECT = "rlsuite-test"
+
+
+@pytest.mark.parametrize(
+    ("flags", "needles"),
+    [
+        (("--mlflow-experiment", "x"), ("add --mlflow URI",)),
+        (("--mlflow", "http://127.0.0.1:{port}"), ("no MLflow server answers", "mlflow server")),
+    ],
+)
+def test_bad_tracking_flags_are_refused(
+    capsys: pytest.CaptureFixture[str], storage: Path, flags: tuple[str, ...], needles: tuple
+) -> None:
+    flags = tuple(f.format(port=free_port()) for f in flags)  # a port nobody listens on
+    code = run_main(EXPERIMENTS / "ppo_cartpole.py", "--smoke", *flags, storage=storage)
+    assert_rejected(capsys, code, storage, *needles)
+
+
+@pytest.mark.parametrize(("package", "flag"), [("mlflow", "--mlflow"), ("wandb", "--wandb")])
+def test_a_tracker_without_its_package_is_refused(
+    capsys: pytest.CaptureFixture[str],
+    storage: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    package: str,
+    flag: str,
+) -> None:
+    monkeypatch.setitem(sys.modules, package, None)  # as if not installed: find_spec is None
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    code = run_main(EXPERIMENTS / "ppo_cartpole.py", flag, "file:./mlruns", storage=storage)
+    assert_rejected(capsys, code, storage, f"pip install {package}")
+
+
+def test_wandb_online_without_credentials_is_refused(
+    capsys: pytest.CaptureFixture[str], storage: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = storage.parent / "home"
+    home.mkdir()
+    for name in ("WANDB_MODE", "WANDB_API_KEY", "WANDB_IDENTITY_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("NETRC", str(home / ".netrc"))
+    monkeypatch.setenv("WANDB_CONFIG_DIR", str(home / ".config" / "wandb"))
+    code = run_main(EXPERIMENTS / "ppo_cartpole.py", "--wandb", PROJECT, storage=storage)
+    assert_rejected(capsys, code, storage, "wandb login", "WANDB_MODE=offline")
