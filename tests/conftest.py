@@ -19,6 +19,7 @@ suite ends.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from collections import defaultdict
@@ -28,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite.supervised.text_data import synthetic_text
-from tests.helpers import ROOT, RayCluster, ray_head
+from tests.helpers import ROOT, RayCluster, ray_head, run_cli
 from tests.supervised_data import write_sst2
 
 DURATIONS = ROOT / "tests" / "durations.json"
@@ -117,3 +118,25 @@ def ray_cluster() -> Iterator[RayCluster]:
     stops when the file's tests end, rather than idling beside the files that follow."""
     with ray_head(max(2, os.cpu_count() or 1)) as cluster:
         yield cluster
+
+
+@pytest.fixture(scope="session")
+def cartpole_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One smoke PPO CartPole run (seed 0, 50-step episodes, two checkpoints) for the whole
+    session, trained once: under pytest-xdist the first worker to ask trains it under a
+    file lock in the session's common temporary directory and the others read it (xdist's
+    documented way to share a session fixture). Tests only read it; a test that changes
+    files works on a copy."""
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # pytest-N/, above this worker's popen-gwK/
+    storage = shared / "cartpole_run" / "results"
+    with open(shared / "cartpole_run.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (storage / "cartpole" / "summary.json").exists():
+            experiment = ROOT / "experiments" / "ppo_cartpole.py"
+            run = run_cli(
+                experiment, "--smoke", "--seed", "0", "--name", "cartpole", storage=storage
+            )
+            assert run.returncode == 0, run.stderr[-2000:]
+    return storage / "cartpole"

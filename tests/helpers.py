@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import ray
@@ -33,6 +34,28 @@ EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name !=
 # By what the file configures: supervised configs are SupervisedConfig, RL ones RLlib's.
 SUPERVISED_EXPERIMENTS = [p for p in EXPERIMENTS if "SupervisedConfig(" in p.read_text()]
 RL_EXPERIMENTS = [p for p in EXPERIMENTS if p not in SUPERVISED_EXPERIMENTS]
+# Experiment files whose smoke run repeats only what CI's smoke runs of other files (and
+# the named tests) already run: their own smoke runs are `slow` (CI time, issue 23), and
+# CI still puts them through every check before Ray, RLlib's config validation included
+# (test_smoke.py). A new experiment file is in CI's smoke matrix unless listed here.
+SMOKE_COVERED_BY = {
+    "impala_atari": "appo_atari: APPOConfig subclasses IMPALAConfig, same Atari env path",
+    "pbt_appo_atari": "appo_atari's APPO and pbt_ppo_cartpole's PBT with the suite's check",
+    "pbt_ppo_atari": "ppo_atari's PPO on Atari and pbt_ppo_cartpole's PBT",
+    "dqn_atari": "dqn_cartpole's DQN and ppo_atari's Atari env path",
+    "vdn_spread": "qmix_spread's QMIXConfig; the VDN mixer in test_qmix.py",
+    "resnet50_imagenet": "resnet_cifar10's loop; ImageFolder in test_supervised_runs.py",
+    "bert_mnli": "bert_sst2's text loop; MNLI's sentence pairs in test_supervised_text.py",
+    "hyperopt_bert_sst2": "bert_sst2's text loop and bohb_resnet_cifar10's searcher path",
+}
+
+
+def smoke_matrix(paths: list[Path]) -> list[Any]:
+    """`paths` as pytest parameters; those in SMOKE_COVERED_BY marked `slow`."""
+    return [
+        pytest.param(p, marks=pytest.mark.slow) if p.stem in SMOKE_COVERED_BY else p for p in paths
+    ]
+
 
 TENSORBOARD_PREFIX = "ray/tune/"  # Tune's TensorBoard logger puts results under it
 

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite.evaluation.video import count_frames
-from tests.helpers import ROOT, evaluate_in_process, run_cli
-
-EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
+from tests.helpers import ROOT, evaluate_in_process
 
 
 def evaluate(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -22,13 +20,10 @@ def evaluate(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
 
 
-@pytest.fixture(scope="module")
-def experiment_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One smoke PPO CartPole run (50-step episodes, two checkpoints) for the module."""
-    storage = tmp_path_factory.mktemp("results")
-    run = run_cli(EXPERIMENT, "--smoke", "--seed", "0", "--name", "cartpole", storage=storage)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return storage / "cartpole"
+@pytest.fixture
+def experiment_dir(cartpole_run: Path) -> Path:
+    """conftest's smoke PPO CartPole run (50-step episodes, two checkpoints), read only."""
+    return cartpole_run
 
 
 def test_single_agent_returns_and_video(experiment_dir: Path, tmp_path: Path) -> None:

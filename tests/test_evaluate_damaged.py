@@ -21,20 +21,16 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite import envs
 from rlsuite.evaluate import main as evaluate_main
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT
 
-EXPERIMENT = ROOT / "experiments" / "ppo_cartpole.py"
 MODULE = Path("learner_group/learner/rl_module/default_policy")
 LATEST, EARLIER = "checkpoint_000001", "checkpoint_000000"
 
 
 @pytest.fixture(scope="module")
-def trained_trial(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One smoke PPO CartPole trial with two checkpoints; tests damage copies of it."""
-    storage = tmp_path_factory.mktemp("results")
-    run = run_cli(EXPERIMENT, "--smoke", "--seed", "0", "--name", "cartpole", storage=storage)
-    assert run.returncode == 0, run.stderr[-2000:]
-    (trial,) = (p for p in (storage / "cartpole").iterdir() if (p / "params.json").exists())
+def trained_trial(cartpole_run: Path) -> Path:
+    """conftest's smoke PPO CartPole trial with two checkpoints; tests damage copies of it."""
+    (trial,) = (p for p in cartpole_run.iterdir() if (p / "params.json").exists())
     assert sorted(p.name for p in trial.glob("checkpoint_*")) == [EARLIER, LATEST]
     return trial
 

@@ -1,5 +1,6 @@
 """Every RL experiment file runs with --smoke: a new experiment is tested without a new
-test (supervised ones: test_experiments_supervised.py).
+test (supervised ones: test_experiments_supervised.py). Files whose smoke run repeats
+what others' do are `slow` (tests/helpers.py's SMOKE_COVERED_BY, each with the reason).
 
 The runs join one Ray started for this file (`--address`, conftest's `ray_cluster`)
 rather than each starting its own: 15 s instead of 24 s a run on 2 vCPUs. The Ray a run
@@ -28,12 +29,13 @@ from tests.helpers import (
     RL_EXPERIMENTS,
     TENSORBOARD_PREFIX,
     RayCluster,
+    smoke_matrix,
     smoke_trials,
     tensorboard_scalars,
 )
 
 
-@pytest.mark.parametrize("path", RL_EXPERIMENTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", smoke_matrix(RL_EXPERIMENTS), ids=lambda p: p.stem)
 def test_smoke_run_trains_checkpoints_and_logs(
     path: Path, storage: Path, ray_cluster: RayCluster
 ) -> None:

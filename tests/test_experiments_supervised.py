@@ -1,6 +1,7 @@
 """Every supervised experiment file runs with --smoke (its own file so that pytest-xdist
 runs it beside the RL experiments' smoke runs). As in test_experiments.py, the runs join
-one Ray started for this file (`--address`, conftest's `ray_cluster`)."""
+one Ray started for this file (`--address`, conftest's `ray_cluster`), and the files in
+tests/helpers.py's SMOKE_COVERED_BY are `slow`."""
 
 from __future__ import annotations
 
@@ -20,12 +21,13 @@ from tests.helpers import (
     SUPERVISED_EXPERIMENTS,
     TENSORBOARD_PREFIX,
     RayCluster,
+    smoke_matrix,
     smoke_trials,
     tensorboard_scalars,
 )
 
 
-@pytest.mark.parametrize("path", SUPERVISED_EXPERIMENTS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", smoke_matrix(SUPERVISED_EXPERIMENTS), ids=lambda p: p.stem)
 def test_smoke_run_trains_checkpoints_and_logs(
     path: Path, storage: Path, ray_cluster: RayCluster
 ) -> None:

@@ -13,15 +13,11 @@ from rlsuite import envs
 from rlsuite.evaluation.locate import locate
 from rlsuite.evaluation.policy import SingleAgentPolicy
 from rlsuite.rl import export
-from tests.helpers import ROOT, run_cli
 
 
 @pytest.fixture(scope="module")
-def policy(tmp_path_factory: pytest.TempPathFactory) -> SingleAgentPolicy:
-    storage = tmp_path_factory.mktemp("results")
-    run = run_cli(ROOT / "experiments/ppo_cartpole.py", "--smoke", "--name", "cp", storage=storage)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return SingleAgentPolicy.from_checkpoint(locate(storage / "cp").checkpoint)
+def policy(cartpole_run: Path) -> SingleAgentPolicy:
+    return SingleAgentPolicy.from_checkpoint(locate(cartpole_run).checkpoint)
 
 
 def env_observations(count: int) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Envs as an RLlib user brings them: a Gymnasium id, a name registered with `register_env`
 in the experiment file (sampled by a remote env runner), an env class, and a PettingZoo
-parallel env registered in the file. Each runs through `--smoke` as RLlib would run it."""
+parallel env registered in the file. Each runs through `--smoke` as RLlib would run it,
+joining one Ray started for the module."""
 
 from __future__ import annotations
 
@@ -94,8 +95,11 @@ experiment = Experiment(
 '''
 
 
-def _smoke(path: Path, tmp_path: Path, *flags: str, env: dict[str, str] | None = None) -> dict:
-    run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results", env=env)
+def _smoke(path: Path, tmp_path: Path, cluster: RayCluster, *flags: str) -> dict:
+    """`--smoke` joining the module's one Ray rather than starting one per run (CI time);
+    the file's envs then reach the cluster's workers by value, as on a real cluster."""
+    join = ("--address", cluster.address)
+    run = run_cli(path, "--smoke", *join, *flags, storage=tmp_path / "results", env=cluster.env)
     assert run.returncode == 0, run.stderr + run.stdout
     assert "Traceback" not in run.stdout + run.stderr
     summary = run.summary(path.stem)
@@ -104,9 +108,9 @@ def _smoke(path: Path, tmp_path: Path, *flags: str, env: dict[str, str] | None =
     return summary
 
 
-def test_gymnasium_id_through_set(tmp_path: Path) -> None:
+def test_gymnasium_id_through_set(tmp_path: Path, ray_cluster: RayCluster) -> None:
     experiment = ROOT / "experiments" / "ppo_cartpole.py"
-    _smoke(experiment, tmp_path, "--set", "environment.env=Acrobot-v1")
+    _smoke(experiment, tmp_path, ray_cluster, "--set", "environment.env=Acrobot-v1")
     params = next((tmp_path / "results" / "ppo_cartpole").glob("PPO_*/params.json"))
     assert '"env": "Acrobot-v1"' in params.read_text()
 
@@ -130,17 +134,17 @@ def test_env_registered_in_the_file_with_a_remote_env_runner(
     """Through --address: the file's creator and env class reach the cluster's workers by
     value (no worker imports the experiment file)."""
     path = write(tmp_path, "ppo_corridor.py", REGISTERED)
-    _smoke(path, tmp_path, "--address", ray_cluster.address, env=ray_cluster.env)
+    _smoke(path, tmp_path, ray_cluster)
     assert "my_corridor" in _evaluate(tmp_path / "results" / "ppo_corridor")
 
 
-def test_env_class(tmp_path: Path) -> None:
-    _smoke(write(tmp_path, "ppo_corridor_class.py", ENV_CLASS), tmp_path)
+def test_env_class(tmp_path: Path, ray_cluster: RayCluster) -> None:
+    _smoke(write(tmp_path, "ppo_corridor_class.py", ENV_CLASS), tmp_path, ray_cluster)
     assert "Corridor" in _evaluate(tmp_path / "results" / "ppo_corridor_class")
 
 
-def test_pettingzoo_env_registered_in_the_file(tmp_path: Path) -> None:
-    _smoke(write(tmp_path, "ppo_my_spread.py", PETTINGZOO), tmp_path)
+def test_pettingzoo_env_registered_in_the_file(tmp_path: Path, ray_cluster: RayCluster) -> None:
+    _smoke(write(tmp_path, "ppo_my_spread.py", PETTINGZOO), tmp_path, ray_cluster)
 
 
 @pytest.mark.parametrize("policy", ["independent", "by_type"])

@@ -66,9 +66,9 @@ def post(port: int, payload: Any) -> tuple[int, Any]:
     return request(port, "POST", "/act", json.dumps(payload).encode())
 
 
-@pytest.fixture(scope="module")
-def cartpole(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return train(tmp_path_factory.mktemp("results"), "ppo_cartpole")
+@pytest.fixture
+def cartpole(cartpole_run: Path) -> Path:
+    return cartpole_run  # conftest's smoke PPO CartPole run, read only
 
 
 @contextlib.contextmanager
