@@ -120,23 +120,36 @@ def ray_cluster() -> Iterator[RayCluster]:
         yield cluster
 
 
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+
+
 @pytest.fixture(scope="session")
 def cartpole_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One smoke PPO CartPole run (seed 0, 50-step episodes, two checkpoints) for the whole
-    session, trained once: under pytest-xdist the first worker to ask trains it under a
-    file lock in the session's common temporary directory and the others read it (xdist's
-    documented way to share a session fixture). Tests only read it; a test that changes
-    files works on a copy."""
-    shared = tmp_path_factory.getbasetemp()
+    """One smoke PPO CartPole run (seed 0, 50-step episodes, two checkpoints) for the
+    whole session. Tests only read it; a test that changes files works on a copy."""
+    return _shared_run(tmp_path_factory, "cartpole", "--seed", "0")
+
+
+@pytest.fixture(scope="session")
+def cartpole_seeds_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A smoke PPO CartPole run over seeds 0 and 1: one results directory, two trials;
+    read only, as `cartpole_run`."""
+    return _shared_run(tmp_path_factory, "ppo", "--seeds", "2")  # test_report's row name
+
+
+def _shared_run(factory: pytest.TempPathFactory, name: str, *flags: str) -> Path:
+    """`ppo_cartpole.py --smoke FLAGS --name NAME`, trained once per session: under
+    pytest-xdist the first worker to ask trains it under a file lock in the session's
+    common temporary directory and the others read it (xdist's documented way to share
+    a session fixture)."""
+    shared = factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # pytest-N/, above this worker's popen-gwK/
-    storage = shared / "cartpole_run" / "results"
-    with open(shared / "cartpole_run.lock", "w") as lock:
+    storage = shared / "shared_runs"
+    storage.mkdir(exist_ok=True)
+    with open(storage / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
-        if not (storage / "cartpole" / "summary.json").exists():
-            experiment = ROOT / "experiments" / "ppo_cartpole.py"
-            run = run_cli(
-                experiment, "--smoke", "--seed", "0", "--name", "cartpole", storage=storage
-            )
+        if not (storage / name / "summary.json").exists():
+            run = run_cli(CARTPOLE, "--smoke", *flags, "--name", name, storage=storage)
             assert run.returncode == 0, run.stderr[-2000:]
-    return storage / "cartpole"
+    return storage / name

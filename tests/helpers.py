@@ -47,6 +47,8 @@ SMOKE_COVERED_BY = {
     "resnet50_imagenet": "resnet_cifar10's loop; ImageFolder in test_supervised_runs.py",
     "bert_mnli": "bert_sst2's text loop; MNLI's sentence pairs in test_supervised_text.py",
     "hyperopt_bert_sst2": "bert_sst2's text loop and bohb_resnet_cifar10's searcher path",
+    "pbt_ppo_cartpole": "test_pbt.py, which runs its smoke (3 iterations) and checks exploits",
+    "optuna_ppo_cartpole": "test_search.py's killed sweep: its smoke (3 trials), resumed",
 }
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from rlsuite.report import main as report_main
 from rlsuite.reporting import stats
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -27,21 +27,11 @@ def report(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A smoke PPO CartPole run over seeds 0 and 1: one results directory, two trials."""
-    storage = tmp_path_factory.mktemp("results")
-    run = run_cli(
-        ROOT / "experiments/ppo_cartpole.py",
-        "--smoke",
-        "--seeds",
-        "2",
-        "--name",
-        "ppo",
-        storage=storage,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    return storage / "ppo"
+@pytest.fixture
+def results(cartpole_seeds_run: Path) -> Path:
+    """conftest's smoke PPO CartPole run over seeds 0 and 1 (one results directory, two
+    trials, named `ppo`), read only."""
+    return cartpole_seeds_run
 
 
 def test_report_renders_figures_and_iqm_table(results: Path, tmp_path: Path) -> None:

@@ -5,18 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers import ROOT, run_cli
 
-
-def test_seeds_run_as_separate_trials(storage: Path) -> None:
-    run = run_cli(
-        ROOT / "experiments" / "ppo_cartpole.py", "--smoke", "--seeds", "2", storage=storage
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
-    trials = run.summary("ppo_cartpole")["trials"]
+def test_seeds_run_as_separate_trials(cartpole_seeds_run: Path) -> None:
+    """conftest's `ppo_cartpole.py --smoke --seeds 2` run."""
+    trials = json.loads((cartpole_seeds_run / "summary.json").read_text())["trials"]
     assert len(trials) == 2 and all(t["status"] == "OK" for t in trials)
     seeds = {
-        json.loads((storage / "ppo_cartpole" / t["trial"] / "params.json").read_text())["seed"]
+        json.loads((cartpole_seeds_run / t["trial"] / "params.json").read_text())["seed"]
         for t in trials
     }
     assert seeds == {0, 1}
