@@ -6,7 +6,8 @@ agent's observation and action. Discrete actions through Gumbel-softmax actors.
 The agents play as one RLlib agent (`joint`), so `episode_return_mean` is the sum over
 all four agents (each tag gives every adversary +10 and the prey -10, and the prey pays
 for leaving the arena): a rough sign of how often the hunters tag, not either team's
-return. Each agent's critic trains on its own reward.
+return; each team's is logged beside it (`policy_return_mean/adversary`,
+`policy_return_mean/agent`). Each agent's critic trains on its own reward.
 
 Expected: not yet measured here. Method and settings: Lowe et al. 2017, "Multi-Agent
 Actor-Critic for Mixed Cooperative-Competitive Environments" (predator-prey, their

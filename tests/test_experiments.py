@@ -24,6 +24,8 @@ from ray.rllib.core.rl_module.rl_module import RLModule
 from rlsuite import envs, metrics
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.launcher.loader import load_experiment
+from rlsuite.multiagent.maddpg import MADDPGConfig
+from rlsuite.multiagent.policies import SHARED
 from rlsuite.multiagent.selfplay import OpponentPool
 from tests.helpers import (
     RL_EXPERIMENTS,
@@ -56,6 +58,9 @@ def test_smoke_run_trains_checkpoints_and_logs(
         if config.is_multi_agent:  # team return above, and one return per policy
             for module_id in config.policies:
                 assert TENSORBOARD_PREFIX + metrics.policy_return_mean(module_id) in tags
+        if isinstance(config, MADDPGConfig):  # a team as one RLlib agent: one return per policy
+            for policy in config.agent_policies or [SHARED]:
+                assert TENSORBOARD_PREFIX + metrics.policy_return_mean(policy) in tags
         if isinstance(config.policy_mapping_fn, OpponentPool):  # self-play's win rates
             for key in (metrics.WIN_RATE, metrics.SNAPSHOTS, metrics.WIN_RATE_VS_RANDOM):
                 assert TENSORBOARD_PREFIX + key in tags, key

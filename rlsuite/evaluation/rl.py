@@ -20,6 +20,7 @@ from rlsuite.errors import UsageError
 from rlsuite.evaluation import rollout, tables
 from rlsuite.evaluation.acting import ConnectedPolicy
 from rlsuite.evaluation.damage import DamagedCheckpointError
+from rlsuite.evaluation.joint import JointPolicy, is_joint
 from rlsuite.evaluation.locate import MODULES_DIR, Target
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.evaluation.options import EvaluateOptions
@@ -75,7 +76,8 @@ def run(evaluation: Evaluation, options: EvaluateOptions) -> None:
 
 
 def restore_policy(checkpoint: Path) -> ConnectedPolicy:
-    """The checkpoint's policy: `default_policy` alone is a single-agent run."""
+    """The checkpoint's policy: `default_policy` alone is a single-agent run, or a team
+    trained as one agent (MADDPG, MASAC)."""
     ids = module_ids(checkpoint)
     if not ids:
         raise DamagedCheckpointError(
@@ -84,7 +86,8 @@ def restore_policy(checkpoint: Path) -> ConnectedPolicy:
         )
     if ids != [DEFAULT_MODULE_ID]:
         return MultiAgentPolicy.from_checkpoint(checkpoint)
-    return SingleAgentPolicy.from_checkpoint(checkpoint)
+    policy = SingleAgentPolicy.from_checkpoint(checkpoint)
+    return JointPolicy.of(policy) if is_joint(policy) else policy
 
 
 def _trained_env(target: Target, env_name: str) -> str | type:

@@ -15,7 +15,8 @@ training step, RLlib's episode replay buffers, connectors, target updates, check
 and metrics work unchanged, and a replayed step holds every agent's observation and
 action at once, which a centralized critic needs. The RLModule holds one actor and one
 critic per policy (`agent_policies` maps the agents, in the env's order, to policies);
-env runners build it inference-only, with the actors alone.
+env runners build it inference-only, with the actors alone. `returns` logs each policy's
+and agent's return beside RLlib's team return, under the multi-agent runs' keys.
 """
 
 from rlsuite.multiagent.maddpg.config import (

@@ -23,6 +23,7 @@ from typing import Any
 import gymnasium as gym
 from ray.rllib.algorithms.sac import SAC, SACConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.utils import force_list
 from ray.rllib.utils.from_config import NotProvided
 
 from rlsuite import envs
@@ -34,6 +35,7 @@ from rlsuite.multiagent.maddpg.module import (
     EXPLORATION_NOISE,
     MADDPGTorchRLModule,
 )
+from rlsuite.multiagent.maddpg.returns import log_team_returns
 from rlsuite.multiagent.policies import MultiAgentSettings, agent_spaces
 
 
@@ -51,6 +53,9 @@ class MADDPGConfig(SACConfig):
         self.gamma = 0.95  # Lowe et al. 2017's value
         # Uniform replay, as MADDPG's; SAC defaults to prioritized.
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
+        # RLlib logs the team's summed return only: `callbacks()` always puts
+        # `log_team_returns` (each policy's and agent's return) first.
+        self.callbacks(on_episode_end=None)
 
     def training(
         self,
@@ -64,6 +69,17 @@ class MADDPGConfig(SACConfig):
             self.agent_policies = None if agent_policies is None else tuple(agent_policies)
         if exploration_noise is not NotProvided:
             self.exploration_noise = exploration_noise
+        return self
+
+    def callbacks(
+        self, *args: Any, on_episode_end: Any = NotProvided, **kwargs: Any
+    ) -> MADDPGConfig:
+        """RLlib's `callbacks()`; an `on_episode_end` of the user's runs after
+        `log_team_returns`, which it does not replace."""
+        if on_episode_end is not NotProvided:
+            own = [c for c in force_list(on_episode_end) if c is not log_team_returns]
+            on_episode_end = [log_team_returns, *own]
+        super().callbacks(*args, on_episode_end=on_episode_end, **kwargs)
         return self
 
     def validate(self) -> None:

@@ -1,0 +1,66 @@
+"""`python -m rlsuite.evaluate` on a MADDPG smoke checkpoint (MPE simple_tag: three
+adversaries and the prey, one policy per team, trained as one RLlib agent): returns per
+team, per agent and of the team, and a video; and the per-team returns the same run
+logged while training. One smoke run for the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlsuite import metrics
+from rlsuite.evaluation.video import count_frames
+from rlsuite.results import lookup, read_results
+from tests.helpers import ROOT, run_cli
+from tests.test_evaluate import evaluate
+from tests.test_evaluate_multiagent import rows
+
+EXPERIMENT = ROOT / "experiments" / "maddpg_tag.py"
+ADVERSARIES = ["adversary_0", "adversary_1", "adversary_2"]
+PREY = "agent_0"
+TEAMS = {"adversary": ADVERSARIES, "agent": [PREY]}  # by_type's policy per agent type
+EPISODE_STEPS = 50  # the smoke run's episode limit
+
+
+@pytest.fixture(scope="module")
+def experiment_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One smoke run (50-step episodes) of maddpg_tag.py."""
+    storage = tmp_path_factory.mktemp("results")
+    run = run_cli(EXPERIMENT, "--smoke", "--seed", "0", "--name", "tag", storage=storage)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return storage / "tag"
+
+
+def test_returns_per_team_agent_and_team_with_video(experiment_dir: Path, tmp_path: Path) -> None:
+    video = tmp_path / "tag.mp4"
+    done = evaluate(experiment_dir, "--episodes", "3", "--video", video, "--video-episodes", "2")
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = rows(done.stdout)
+    assert {*TEAMS, *ADVERSARIES, PREY, "team return", "episode length"} <= set(table), done.stdout
+    for team, agents in TEAMS.items():  # a team's return is its agents' sum
+        assert table[team][0] == pytest.approx(sum(table[a][0] for a in agents), abs=0.05)
+    every_agent = sum(table[agent][0] for agent in [*ADVERSARIES, PREY])
+    assert table["team return"][0] == pytest.approx(every_agent, abs=0.05)
+    # simple_tag pays each adversary +10 for every tag by any of them and charges the prey
+    # for tags and for leaving the arena: rewards that went to the wrong agents show here.
+    assert table["adversary_0"] == table["adversary_1"] == table["adversary_2"]
+    assert table["adversary_0"][2] >= 0 >= table[PREY][3]  # lowest hunter, highest prey
+    length = table["episode length"]
+    assert length[0] == length[2] == length[3] == EPISODE_STEPS
+    # Two episodes of (reset + one frame per step), read back by decoding the file.
+    assert count_frames(video) == 2 * (EPISODE_STEPS + 1)
+    assert f"video {video}: {2 * (EPISODE_STEPS + 1)} frames of 2 episode(s)" in done.stdout
+
+
+def test_training_logged_returns_per_team_and_agent(experiment_dir: Path) -> None:
+    (trial,) = (p for p in experiment_dir.iterdir() if (p / "params.json").exists())
+    last = read_results(trial / "result.json")[-1]
+    agents = {a: lookup(last, metrics.agent_return_mean(a)) for a in [*ADVERSARIES, PREY]}
+    teams = {team: lookup(last, metrics.policy_return_mean(team)) for team in TEAMS}
+    assert None not in [*agents.values(), *teams.values()], last.get("env_runners")
+    # Means over the same episodes: a team's is its agents' sum, the teams' the team return.
+    for team, members in TEAMS.items():
+        assert teams[team] == pytest.approx(sum(agents[a] for a in members), abs=1e-4)
+    team_return = lookup(last, metrics.TEAM_RETURN_MEAN)
+    assert sum(teams.values()) == pytest.approx(team_return, rel=1e-4, abs=1e-3)
