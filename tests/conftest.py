@@ -121,24 +121,33 @@ def ray_cluster() -> Iterator[RayCluster]:
 
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+MADDPG_TAG = ROOT / "experiments" / "maddpg_tag.py"
 
 
 @pytest.fixture(scope="session")
 def cartpole_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One smoke PPO CartPole run (seed 0, 50-step episodes, two checkpoints) for the
     whole session. Tests only read it; a test that changes files works on a copy."""
-    return _shared_run(tmp_path_factory, "cartpole", "--seed", "0")
+    return _shared_run(tmp_path_factory, CARTPOLE, "cartpole", "--seed", "0")
 
 
 @pytest.fixture(scope="session")
 def cartpole_seeds_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A smoke PPO CartPole run over seeds 0 and 1: one results directory, two trials;
     read only, as `cartpole_run`."""
-    return _shared_run(tmp_path_factory, "ppo", "--seeds", "2")  # test_report's row name
+    return _shared_run(tmp_path_factory, CARTPOLE, "ppo", "--seeds", "2")  # test_report's row name
 
 
-def _shared_run(factory: pytest.TempPathFactory, name: str, *flags: str) -> Path:
-    """`ppo_cartpole.py --smoke FLAGS --name NAME`, trained once per session: under
+@pytest.fixture(scope="session")
+def maddpg_tag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One smoke run of maddpg_tag.py (seed 0, 50-step episodes) with an env runner actor
+    (MADDPG's joint env and its logged returns crossing processes); read only."""
+    flags = ("--seed", "0", "--num-env-runners", "1")
+    return _shared_run(tmp_path_factory, MADDPG_TAG, "maddpg_tag", *flags)
+
+
+def _shared_run(factory: pytest.TempPathFactory, experiment: Path, name: str, *flags: str) -> Path:
+    """`EXPERIMENT --smoke FLAGS --name NAME`, trained once per session: under
     pytest-xdist the first worker to ask trains it under a file lock in the session's
     common temporary directory and the others read it (xdist's documented way to share
     a session fixture)."""
@@ -150,6 +159,6 @@ def _shared_run(factory: pytest.TempPathFactory, name: str, *flags: str) -> Path
     with open(storage / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not (storage / name / "summary.json").exists():
-            run = run_cli(CARTPOLE, "--smoke", *flags, "--name", name, storage=storage)
+            run = run_cli(experiment, "--smoke", *flags, "--name", name, storage=storage)
             assert run.returncode == 0, run.stderr[-2000:]
     return storage / name

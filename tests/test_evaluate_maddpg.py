@@ -1,7 +1,7 @@
 """`python -m rlsuite.evaluate` on a MADDPG smoke checkpoint (MPE simple_tag: three
 adversaries and the prey, one policy per team, trained as one RLlib agent): returns per
 team, per agent and of the team, and a video; and the per-team returns the same run
-logged while training. One smoke run for the file."""
+logged while training. One smoke run, shared with test_experiments.py."""
 
 from __future__ import annotations
 
@@ -12,24 +12,19 @@ import pytest
 from rlsuite import metrics
 from rlsuite.evaluation.video import count_frames
 from rlsuite.results import lookup, read_results
-from tests.helpers import ROOT, run_cli
 from tests.test_evaluate import evaluate
 from tests.test_evaluate_multiagent import rows
 
-EXPERIMENT = ROOT / "experiments" / "maddpg_tag.py"
 ADVERSARIES = ["adversary_0", "adversary_1", "adversary_2"]
 PREY = "agent_0"
 TEAMS = {"adversary": ADVERSARIES, "agent": [PREY]}  # by_type's policy per agent type
 EPISODE_STEPS = 50  # the smoke run's episode limit
 
 
-@pytest.fixture(scope="module")
-def experiment_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One smoke run (50-step episodes) of maddpg_tag.py."""
-    storage = tmp_path_factory.mktemp("results")
-    run = run_cli(EXPERIMENT, "--smoke", "--seed", "0", "--name", "tag", storage=storage)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return storage / "tag"
+@pytest.fixture
+def experiment_dir(maddpg_tag_run: Path) -> Path:
+    """conftest's shared smoke run of maddpg_tag.py (50-step episodes)."""
+    return maddpg_tag_run
 
 
 def test_returns_per_team_agent_and_team_with_video(experiment_dir: Path, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from ray import tune
+from ray.rllib.algorithms.appo import APPOConfig
 from ray.rllib.algorithms.dqn import DQNConfig
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
@@ -17,7 +18,7 @@ from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.options import RunOptions
 from rlsuite.rl import smoke as rl_smoke
 from rlsuite.supervised import SupervisedConfig
-from tests.helpers import EXPERIMENTS
+from tests.helpers import EXPERIMENTS, ROOT
 
 
 def ppo_experiment() -> Experiment:
@@ -43,7 +44,7 @@ def ppo_experiment() -> Experiment:
 def test_smoke_shrinks_everything() -> None:
     small = smoke.smoke(ppo_experiment())
     config = small.config
-    assert config.num_env_runners == 1 and config.num_envs_per_env_runner == 1
+    assert config.num_env_runners == 0 and config.num_envs_per_env_runner == 1
     assert config.num_learners == 0 and config.num_gpus_per_learner == 0
     assert config.train_batch_size_per_learner == rl_smoke.TRAIN_BATCH and config.num_epochs == 1
     assert config._model_config.fcnet_hiddens == rl_smoke.HIDDEN
@@ -54,6 +55,19 @@ def test_smoke_shrinks_everything() -> None:
     assert small.search["lr"] == {"grid_search": [1e-3, 1e-4]}
     assert isinstance(small.scheduler, PBT) and small.scheduler.perturbation_interval == 1
     assert small.scheduler.synch
+
+
+def test_smoke_keeps_one_env_runner_for_impala_and_appo_only() -> None:
+    appo = APPOConfig().environment("classic/cartpole").env_runners(num_env_runners=14)
+    assert rl_smoke.smoke_config(appo).num_env_runners == 1
+    ppo = PPOConfig().environment("classic/cartpole").env_runners(num_env_runners=14)
+    assert rl_smoke.smoke_config(ppo).num_env_runners == 0
+
+
+def test_env_runners_flag_after_smoke_brings_one_back(tmp_path: Path) -> None:
+    options = RunOptions(smoke=True, num_env_runners=1, storage_path=str(tmp_path))
+    prepared = load_and_prepare(ROOT / "experiments" / "ppo_cartpole.py", options)
+    assert prepared.experiment.config.num_env_runners == 1
 
 
 def test_smoke_leaves_its_input_untouched() -> None:
