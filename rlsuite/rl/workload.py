@@ -17,6 +17,7 @@ from rlsuite.multiagent.validate import check_multi_agent
 from rlsuite.options import RunOptions
 from rlsuite.rl import pbt_check, ranges, smoke, validate
 from rlsuite.rl.overrides import apply_sets
+from rlsuite.rl.seeding import with_seeded_replay
 
 
 class RLWorkload:
@@ -58,7 +59,7 @@ class RLWorkload:
 
     def param_space(self, experiment: Experiment) -> dict[str, Any]:
         """The RLlib config as Tune's param space, with the experiment's search on top."""
-        config = _config(experiment).copy(copy_frozen=False)
+        config = with_seeded_replay(_config(experiment).copy(copy_frozen=False))
         if isinstance(experiment.scheduler, PBT | PB2):
             config = pbt_check.with_check(config)
         if experiment.max_failures == 0:
