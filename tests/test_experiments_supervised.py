@@ -1,10 +1,14 @@
 """Every supervised experiment file runs with --smoke (its own file so that pytest-xdist
 runs it beside the RL experiments' smoke runs). As in test_experiments.py, the runs join
 one Ray started for this file (`--address`, conftest's `ray_cluster`), and the files in
-tests/helpers.py's SMOKE_COVERED_BY are `slow`."""
+tests/helpers.py's SMOKE_COVERED_BY are `slow`. resnet_cifar10's run also goes to MLflow
+(a SQLite store): a supervised sweep's tracking is checked on it rather than on a run of
+its own (tests/test_tracking.py sends an RL run to an MLflow server)."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -18,6 +22,7 @@ from rlsuite.supervised import registry
 from rlsuite.supervised.checkpoint import load_model
 from rlsuite.supervised.loop import logits_of
 from tests.helpers import (
+    ROOT,
     SUPERVISED_EXPERIMENTS,
     TENSORBOARD_PREFIX,
     RayCluster,
@@ -26,15 +31,69 @@ from tests.helpers import (
     tensorboard_scalars,
 )
 
+CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
+MLFLOW_EXPERIMENT = "supervised-test"
+
+
+@dataclass
+class TrackedRun:
+    storage: Path
+    mlflow_uri: str
+
+
+@pytest.fixture(scope="module")
+def tracked_cifar_run(
+    tmp_path_factory: pytest.TempPathFactory, ray_cluster: RayCluster
+) -> TrackedRun:
+    """resnet_cifar10.py's smoke run, sent to MLflow too; read only."""
+    folder = tmp_path_factory.mktemp("cifar")
+    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    flags = ("--mlflow", uri, "--mlflow-experiment", MLFLOW_EXPERIMENT)
+    join = ("--address", ray_cluster.address)
+    smoke_trials(CIFAR, folder / "results", *flags, *join, env=ray_cluster.env)
+    return TrackedRun(folder / "results", uri)
+
 
 @pytest.mark.parametrize("path", smoke_matrix(SUPERVISED_EXPERIMENTS), ids=lambda p: p.stem)
 def test_smoke_run_trains_checkpoints_and_logs(
-    path: Path, storage: Path, ray_cluster: RayCluster
+    path: Path, storage: Path, ray_cluster: RayCluster, request: pytest.FixtureRequest
 ) -> None:
-    join = ("--address", ray_cluster.address)
-    trials = smoke_trials(path, storage, *join, env=ray_cluster.env)
+    if path == CIFAR:
+        storage = request.getfixturevalue("tracked_cifar_run").storage
+        trials = json.loads((storage / path.stem / "summary.json").read_text())["trials"]
+        assert trials and all(t["status"] == "OK" for t in trials)
+    else:
+        join = ("--address", ray_cluster.address)
+        trials = smoke_trials(path, storage, *join, env=ray_cluster.env)
     for trial in trials:
         _assert_supervised_trial(trial, storage / path.stem / trial["trial"])
+
+
+def test_supervised_sweep_goes_to_mlflow_and_tensorboard_hparams(
+    tracked_cifar_run: TrackedRun,
+) -> None:
+    pytest.importorskip("mlflow")
+    from mlflow.tracking import MlflowClient
+
+    from tests.tracking_readers import check_run_tags, hparams_sessions, metric_steps, mlflow_runs
+
+    experiment_dir = tracked_cifar_run.storage / CIFAR.stem
+    trials = json.loads((experiment_dir / "summary.json").read_text())["trials"]
+    runs = mlflow_runs(tracked_cifar_run.mlflow_uri, MLFLOW_EXPERIMENT)
+    assert len(runs) == len(trials) == 2
+    client = MlflowClient(tracked_cifar_run.mlflow_uri)
+    for mlflow_run in runs:
+        assert {"lr", "weight_decay", "batch_size", "model"} <= set(mlflow_run.data.params)
+        iterations = metric_steps(client, mlflow_run.info.run_id, metrics.TRAINING_ITERATION)
+        for key in (metrics.VALIDATION_ACCURACY, metrics.TRAIN_LOSS, metrics.EPOCH):
+            assert metric_steps(client, mlflow_run.info.run_id, key) == iterations, key
+        check_run_tags(mlflow_run, CIFAR)
+
+    sessions = hparams_sessions(experiment_dir)
+    assert len(sessions) == 2
+    for hparams in sessions.values():
+        assert {"lr", "weight_decay", "batch_size"} <= set(hparams), hparams
+    assert len({h["lr"] for h in sessions.values()}) == 2  # each trial's own value
 
 
 def _assert_supervised_trial(trial: dict, trial_dir: Path) -> None:

@@ -1,5 +1,7 @@
 """Supervised runs through the CLI on data the tests write: CIFAR-10's python batches,
-ImageFolder PNGs through Ray Data, resume, and the learnable synthetic task."""
+ImageFolder PNGs through Ray Data, resume, and the learnable synthetic task. The first
+two join one Ray for this file (`--address`, conftest's `ray_cluster`); the interrupted
+run starts its own, as a user's run does."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ import torch
 
 from rlsuite import metrics
 from rlsuite.supervised.checkpoint import load_model
-from tests.helpers import ROOT, evaluate_in_process, run_cli
+from tests.helpers import ROOT, RayCluster, evaluate_in_process, run_cli
 from tests.supervised_data import write_cifar, write_imagefolder
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
@@ -39,7 +41,7 @@ class CifarRun:
 
 
 @pytest.fixture(scope="module")
-def cifar_run(tmp_path_factory: pytest.TempPathFactory) -> CifarRun:
+def cifar_run(tmp_path_factory: pytest.TempPathFactory, ray_cluster: RayCluster) -> CifarRun:
     """resnet_cifar10.py trained for two epochs on a tiny CIFAR-10 directory."""
     data = write_cifar(tmp_path_factory.mktemp("data") / "cifar-10-batches-py", per_batch=8)
     storage = tmp_path_factory.mktemp("results")
@@ -53,7 +55,9 @@ def cifar_run(tmp_path_factory: pytest.TempPathFactory) -> CifarRun:
         "--set",
         "image_size=32",
         *ONE_TRIAL,
+        *("--address", ray_cluster.address),
         storage=storage,
+        env=ray_cluster.env,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     (trial,) = run.summary("resnet_cifar10")["trials"]
@@ -128,7 +132,9 @@ def _scores(stdout: str) -> tuple[float, float, int]:
     return accuracy, loss, examples
 
 
-def test_trains_on_an_imagefolder_through_ray_data(tmp_path: Path, storage: Path) -> None:
+def test_trains_on_an_imagefolder_through_ray_data(
+    tmp_path: Path, storage: Path, ray_cluster: RayCluster
+) -> None:
     classes, per_class = 2, 4
     root = write_imagefolder(tmp_path / "images", classes=classes, per_class=per_class)
     run = run_cli(
@@ -142,7 +148,9 @@ def test_trains_on_an_imagefolder_through_ray_data(tmp_path: Path, storage: Path
         f"num_classes={classes}",
         "--set",
         "model=resnet18",  # the data path is under test, not ResNet-50's size
+        *("--address", ray_cluster.address),
         storage=storage,
+        env=ray_cluster.env,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     (trial,) = run.summary("resnet50_imagenet")["trials"]

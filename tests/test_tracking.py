@@ -1,6 +1,7 @@
 """Tracking (rlsuite/tracking, docs/tracking.md): a real MLflow server on 127.0.0.1 with a
 SQLite store, W&B offline, TensorBoard's HParams data, PBT perturbations in both trackers,
-and the refusals before Ray starts."""
+and the refusals before Ray starts. A supervised sweep's tracking is checked on the
+supervised smoke matrix's resnet_cifar10 run (test_experiments_supervised.py)."""
 
 from __future__ import annotations
 
@@ -8,19 +9,14 @@ import contextlib
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-from tensorboard.plugins.hparams import metadata as hparams_metadata
-from tensorboard.plugins.hparams import plugin_data_pb2
 
 from rlsuite import metrics
 from tests.helpers import ROOT, free_port, run_cli
@@ -28,7 +24,14 @@ from tests.helpers import ROOT, free_port, run_cli
 mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("wandb")
 from mlflow.tracking import MlflowClient  # noqa: E402
-from wandb.proto import wandb_internal_pb2  # noqa: E402
+
+from tests.tracking_readers import (  # noqa: E402
+    check_run_tags,
+    hparams_sessions,
+    metric_steps,
+    mlflow_runs,
+    read_wandb_runs,
+)
 
 EXPERIMENTS = ROOT / "experiments"
 SERVER_START_S = 240  # `mlflow server` took ~55 s to answer on 2 busy vCPUs
@@ -83,25 +86,6 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
     server.wait(timeout=30)
 
 
-def _runs(tracking_uri: str, experiment_name: str) -> list[Any]:
-    client = MlflowClient(tracking_uri)
-    experiment = client.get_experiment_by_name(experiment_name)
-    assert experiment is not None, f"no MLflow experiment {experiment_name}"
-    return list(client.search_runs([experiment.experiment_id]))
-
-
-def _steps(client: MlflowClient, run_id: str, key: str) -> list[int]:
-    return sorted(m.step for m in client.get_metric_history(run_id, key))
-
-
-def _check_run_tags(run: Any, experiment_file: Path) -> None:
-    tags = run.data.tags
-    assert tags["experiment_file"] == str(experiment_file)
-    assert Path(tags["checkpoint"]).is_dir(), tags
-    if (ROOT / ".git").exists():
-        assert len(tags["git_commit"]) == 40, tags
-
-
 def test_rl_run_goes_to_an_mlflow_server_and_wandb_offline(
     mlflow_server: str, tmp_path: Path
 ) -> None:
@@ -111,16 +95,16 @@ def test_rl_run_goes_to_an_mlflow_server_and_wandb_offline(
     run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results", env=env)
     assert run.returncode == 0, run.stderr[-3000:]
 
-    [mlflow_run] = _runs(mlflow_server, "ppo_cartpole")  # default: the run's name
+    [mlflow_run] = mlflow_runs(mlflow_server, "ppo_cartpole")  # default: the run's name
     assert mlflow_run.info.status == "FINISHED"
     params = mlflow_run.data.params
     assert params["env"] == "classic/cartpole" and params["seed"] == "3", params
     assert not [k for k in mlflow_run.data.metrics if k.startswith("config/")]
     client = MlflowClient(mlflow_server)
     for key in (metrics.EPISODE_RETURN_MEAN, metrics.TRAINING_ITERATION, metrics.POLICY_LOSS):
-        assert _steps(client, mlflow_run.info.run_id, key) == [1, 2], key
+        assert metric_steps(client, mlflow_run.info.run_id, key) == [1, 2], key
     assert mlflow_run.data.tags["seed"] == "3"
-    _check_run_tags(mlflow_run, path)
+    check_run_tags(mlflow_run, path)
 
     [wandb_run] = read_wandb_runs(tmp_path / "wandb")
     assert wandb_run["group"] == "ppo_cartpole" and wandb_run["project"] == PROJECT
@@ -130,33 +114,8 @@ def test_rl_run_goes_to_an_mlflow_server_and_wandb_offline(
     assert all(metrics.EPISODE_RETURN_MEAN in row for row in history), history
 
 
-def test_supervised_sweep_goes_to_mlflow_and_tensorboard_hparams(
-    mlflow_server: str, tmp_path: Path
-) -> None:
-    path = EXPERIMENTS / "resnet_cifar10.py"
-    flags = ("--mlflow", mlflow_server, "--mlflow-experiment", "supervised-test")
-    run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results")
-    assert run.returncode == 0, run.stderr[-3000:]
-    trials = run.summary("resnet_cifar10")["trials"]
-
-    runs = _runs(mlflow_server, "supervised-test")
-    assert len(runs) == len(trials) == 2
-    client = MlflowClient(mlflow_server)
-    for mlflow_run in runs:
-        assert {"lr", "weight_decay", "batch_size", "model"} <= set(mlflow_run.data.params)
-        iterations = _steps(client, mlflow_run.info.run_id, metrics.TRAINING_ITERATION)
-        for key in (metrics.VALIDATION_ACCURACY, metrics.TRAIN_LOSS, metrics.EPOCH):
-            assert _steps(client, mlflow_run.info.run_id, key) == iterations, key
-        _check_run_tags(mlflow_run, path)
-
-    sessions = hparams_sessions(tmp_path / "results" / "resnet_cifar10")
-    assert len(sessions) == 2
-    for hparams in sessions.values():
-        assert {"lr", "weight_decay", "batch_size"} <= set(hparams), hparams
-    assert len({h["lr"] for h in sessions.values()}) == 2  # each trial's own value
-
-
-# slow (CI time): CI sends an RL run and a supervised sweep to MLflow and W&B above;
+# slow (CI time): CI sends an RL run (above) and a supervised sweep (the supervised smoke
+# matrix) to the trackers;
 # this adds PBT's perturbation records.
 @pytest.mark.slow
 def test_pbt_perturbations_go_to_mlflow_wandb_and_hparams(tmp_path: Path) -> None:
@@ -172,12 +131,12 @@ def test_pbt_perturbations_go_to_mlflow_wandb_and_hparams(tmp_path: Path) -> Non
     )
     assert run.returncode == 0, run.stderr[-3000:]
     experiment_dir = tmp_path / "results" / "pbt_ppo_cartpole"
-    mlflow_runs = _runs(store, "pbt_ppo_cartpole")
-    assert len(mlflow_runs) == len(run.summary("pbt_ppo_cartpole")["trials"]) == 2
-    trial_ids = {r.data.tags["trial_id"] for r in mlflow_runs}
+    pbt_runs = mlflow_runs(store, "pbt_ppo_cartpole")
+    assert len(pbt_runs) == len(run.summary("pbt_ppo_cartpole")["trials"]) == 2
+    trial_ids = {r.data.tags["trial_id"] for r in pbt_runs}
 
     exploits = []
-    for mlflow_run in mlflow_runs:
+    for mlflow_run in pbt_runs:
         for key, value in mlflow_run.data.tags.items():
             if key.startswith("pbt/exploit_at_"):
                 record = json.loads(value)
@@ -195,65 +154,3 @@ def test_pbt_perturbations_go_to_mlflow_wandb_and_hparams(tmp_path: Path) -> Non
     assert len(sessions) == 2
     for hparams in sessions.values():  # the searched and the perturbed keys
         assert {"lr", "entropy_coeff", "clip_param"} <= set(hparams), hparams
-
-
-# Readers of what the trackers wrote.
-def hparams_sessions(experiment_dir: Path) -> dict[str, dict[str, Any]]:
-    """The HParams plugin's session-start data per trial folder: hparam name -> value."""
-    sessions: dict[str, dict[str, Any]] = {}
-    for events in sorted(experiment_dir.glob("*/events.out.tfevents.*")):
-        accumulator = EventAccumulator(str(events))
-        accumulator.Reload()
-        try:  # a PBT trial writes a file per restart; hparams go to its last one
-            content = accumulator.PluginTagToContent(hparams_metadata.PLUGIN_NAME)
-        except KeyError:
-            continue
-        data = plugin_data_pb2.HParamsPluginData.FromString(
-            content[hparams_metadata.SESSION_START_INFO_TAG]
-        )
-        values = data.session_start_info.hparams
-        sessions[events.parent.name] = {
-            name: value.WhichOneof("kind") and getattr(value, value.WhichOneof("kind"))
-            for name, value in values.items()
-        }
-    return sessions
-
-
-def read_wandb_runs(folder: Path) -> list[dict[str, Any]]:
-    """Offline W&B runs under `folder`: project, group, config (with later updates) and
-    history rows, read from each run's transaction log (`run-ID.wandb`)."""
-    runs = []
-    for log in sorted(folder.glob("wandb/offline-run-*/run-*.wandb")):
-        run: dict[str, Any] = {"config": {}, "history": []}
-        for record in _wandb_records(log.read_bytes()):
-            kind = record.WhichOneof("record_type")
-            if kind == "run":
-                run["project"], run["group"] = record.run.project, record.run.run_group
-                run["config"].update(_items(record.run.config.update))
-            elif kind == "config":
-                run["config"].update(_items(record.config.update))
-            elif kind == "history":
-                run["history"].append(_items(record.history.item))
-        runs.append(run)
-    return runs
-
-
-def _items(items: Any) -> dict[str, Any]:
-    return {item.key or "/".join(item.nested_key): json.loads(item.value_json) for item in items}
-
-
-def _wandb_records(data: bytes) -> Iterator[Any]:
-    """W&B's transaction log: LevelDB's log format (32 KiB blocks of records, each with a
-    7-byte header: CRC, length, kind full/first/middle/last) after a 7-byte file header."""
-    block, header = 32768, 7
-    position, pending = header, b""
-    while position + header <= len(data):
-        if block - position % block < header:  # the block's tail is padding
-            position += block - position % block
-            continue
-        _, length, kind = struct.unpack("<IHB", data[position : position + header])
-        chunk = data[position + header : position + header + length]
-        position += header + length
-        pending = chunk if kind in (1, 2) else pending + chunk
-        if kind in (1, 4):
-            yield wandb_internal_pb2.Record.FromString(pending)
