@@ -24,12 +24,16 @@ EXPERIMENT = EXPERIMENTS / "ppo_cartpole.py"
 MARK = "BENCH_MARK"
 
 # Both programs start with it. One write per mark: Ray's threads print to the same stream.
+# The marks go to a copy of fd 1 taken first: while a run goes, rlsuite.run points fd 1
+# and 2 at the run's driver.log (rlsuite/launcher/console.py).
 _MARK_FUNCTION = f"""
-import sys, time
+import os, sys, time
+
+_marks = os.fdopen(os.dup(1), "w")
 
 def mark(name, value=""):
-    sys.stdout.write(f"{MARK} {{name}} {{time.time()!r}} {{value}}\\n")
-    sys.stdout.flush()
+    _marks.write(f"{MARK} {{name}} {{time.time()!r}} {{value}}\\n")
+    _marks.flush()
 """
 
 # The hand-written baseline: what a user writes with RLlib alone. It trains the same

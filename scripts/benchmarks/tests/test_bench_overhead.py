@@ -4,8 +4,11 @@ each side prints."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from benchmarks.overhead import (
+    _MARK_FUNCTION,
     BETWEEN,
     HAND_WRITTEN,
     MARK,
@@ -102,3 +105,19 @@ def test_report_shows_where_the_time_goes_on_each_side() -> None:
     figures = json.loads(json.dumps(result.to_json()))
     assert figures["phase_medians"]["rlsuite"]["Tuner set-up"] == 0.5
     assert figures["ratio"] == 16.0 / 14.0
+
+
+def test_marks_reach_the_parent_while_fd_1_points_at_a_log(tmp_path) -> None:
+    """rlsuite.run sends fd 1 to its driver.log while a run goes (its marks went there,
+    and every phase but the summary came out empty)."""
+    log = tmp_path / "driver.log"
+    program = _MARK_FUNCTION + (
+        f"os.dup2(os.open({str(log)!r}, os.O_WRONLY | os.O_CREAT), 1)\n"
+        'print("a Ray line", flush=True)\n'
+        'mark("ray_init_end")\n'
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True
+    )
+    assert [m.name for m in parse_marks(child.stdout)] == ["ray_init_end"]
+    assert log.read_text() == "a Ray line\n"
