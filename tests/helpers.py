@@ -48,6 +48,7 @@ SMOKE_COVERED_BY = {
     "bert_mnli": "bert_sst2's text loop; MNLI's sentence pairs in test_supervised_text.py",
     "hyperopt_bert_sst2": "bert_sst2's text loop and bohb_resnet_cifar10's searcher path",
     "pbt_ppo_cartpole": "test_pbt.py, which runs its smoke (3 iterations) and checks exploits",
+    "pbt_maddpg_spread": "test_pbt.py, which runs its smoke (3 iterations) and checks exploits",
     "optuna_ppo_cartpole": "test_search.py's killed sweep: its smoke (3 trials), resumed",
 }
 

@@ -15,6 +15,8 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 
 from rlsuite import metrics
 from rlsuite.errors import PerturbationIgnoredError
+from rlsuite.multiagent import shared
+from rlsuite.multiagent.maddpg import MADDPGConfig, agent_policies, joint
 from rlsuite.rl import pbt_check as pbt
 from tests.helpers import ROOT, local_ray, run_cli
 
@@ -43,6 +45,30 @@ def test_pbt_exploit_applies_the_perturbed_values(storage: Path) -> None:
         assert rows[-1][metrics.TRAINING_ITERATION] == 3
     assert exploits >= 1, "no PBT exploit happened"
     _check_pbt_report(storage / "pbt_ppo_cartpole", storage / "report")
+
+
+def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(storage: Path) -> None:
+    """After an exploit MADDPG's actor and critic optimizers train with the trial's new
+    `actor_lr` and `critic_lr`, not the restored optimizers' learning rates."""
+    run = run_cli(
+        ROOT / "experiments" / "pbt_maddpg_spread.py",
+        *("--smoke", "--stop", "training_iteration=3"),
+        storage=storage,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    exploits = 0
+    for trial_dir in (storage / "pbt_maddpg_spread").glob("MADDPG_*"):
+        rows = [json.loads(line) for line in (trial_dir / "result.json").read_text().splitlines()]
+        for before, after in itertools.pairwise(rows):
+            if after["config"]["critic_lr"] != before["config"]["critic_lr"]:
+                exploits += 1
+            for learner in after["learners"].values():
+                if "qf_learning_rate" not in learner:
+                    continue  # RLlib's all-modules entry
+                assert learner["qf_learning_rate"] == pytest.approx(after["config"]["critic_lr"])
+                assert learner["policy_learning_rate"] == pytest.approx(after["config"]["actor_lr"])
+        assert rows[-1][metrics.TRAINING_ITERATION] == 3
+    assert exploits >= 1, "no PBT exploit happened"
 
 
 def _check_pbt_report(results: Path, output: Path) -> None:
@@ -111,3 +137,31 @@ def test_with_check_keeps_the_experiments_own_callbacks() -> None:
     checked = pbt.with_check(config)
     assert checked.callbacks_on_train_result == [own, pbt.check_learner_follows_config]
     assert config.callbacks_on_train_result is own
+
+
+def test_check_reads_maddpgs_actor_and_critic_optimizers() -> None:
+    """SAC-family configs have no `lr`: the check reads `actor_lr` and `critic_lr` from
+    the optimizers they drive (RLlib's SAC names them policy and qf; so does MADDPG)."""
+    env, env_config = "mpe/simple_spread", {"continuous_actions": True}
+    config = (
+        MADDPGConfig()
+        .environment(**joint(env, env_config))
+        .env_runners(num_env_runners=0)
+        .training(
+            agent_policies=agent_policies(env, shared(env, env_config), env_config),
+            actor_lr=1e-3,
+            critic_lr=2e-3,
+        )
+    )
+    with local_ray():
+        algorithm = config.build_algo()
+        try:
+            pbt.check_learner_follows_config(algorithm=algorithm)
+            learner = algorithm.learner_group._learner
+            [(module_id, _)] = learner.module.items()
+            optimizers = dict(learner.get_optimizers_for_module(module_id))
+            optimizers["policy"].param_groups[0]["lr"] = 5e-4
+            with pytest.raises(PerturbationIgnoredError, match=r"actor_lr=0.0005 \(config 0.001\)"):
+                pbt.check_learner_follows_config(algorithm=algorithm)
+        finally:
+            algorithm.stop()

@@ -19,8 +19,12 @@ from ray.rllib.core.learner.learner import Learner
 
 from rlsuite.errors import PerturbationIgnoredError
 
+# Learning rates of SAC-family configs (SAC, the suite's MADDPG and MASAC), by the name
+# of the optimizer each one drives (RLlib's SAC learner names; rlsuite/multiagent/maddpg
+# registers the same).
+OPTIMIZER_LRS = {"actor_lr": "policy", "critic_lr": "qf", "alpha_lr": "alpha"}
 # Config keys whose value in effect can be read back from a learner.
-CHECKED_KEYS = ("lr", "entropy_coeff", "clip_param")
+CHECKED_KEYS = ("lr", "entropy_coeff", "clip_param", *OPTIMIZER_LRS)
 
 
 def expected_settings(config: AlgorithmConfig) -> dict[str, float]:
@@ -41,6 +45,10 @@ def learner_settings(learner: Learner, _: Any = None) -> dict[str, dict[str, flo
         optimizers = learner.get_optimizers_for_module(module_id)
         if optimizers:
             values["lr"] = float(optimizers[0][1].param_groups[0]["lr"])
+        by_name = dict(optimizers)
+        for key, name in OPTIMIZER_LRS.items():
+            if name in by_name:
+                values[key] = float(by_name[name].param_groups[0]["lr"])
         entropy = getattr(learner, "entropy_coeff_schedulers_per_module", {}).get(module_id)
         if entropy is not None:
             values["entropy_coeff"] = float(entropy.get_current_value())
