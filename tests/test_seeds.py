@@ -10,6 +10,7 @@ from ray.rllib.algorithms.dqn import DQNConfig
 
 from rlsuite.experiment import Experiment
 from rlsuite.rl.workload import RLWorkload
+from tests.helpers import local_ray
 
 
 def test_seeds_run_as_separate_trials(cartpole_seeds_run: Path) -> None:
@@ -31,11 +32,12 @@ def _buffer_draws(seed: int | None, on_init: list[Any]) -> list[int]:
     experiment = Experiment(config=config, stop={"training_iteration": 1})
     workload = RLWorkload()
     param_space = {**workload.param_space(experiment), "seed": seed}
-    algorithm = workload.trainable(experiment)(config=param_space)
-    try:
-        return list(algorithm.local_replay_buffer.rng.integers(1_000_000, size=8))
-    finally:
-        algorithm.stop()
+    with local_ray():
+        algorithm = workload.trainable(experiment)(config=param_space)
+        try:
+            return list(algorithm.local_replay_buffer.rng.integers(1_000_000, size=8))
+        finally:
+            algorithm.stop()
 
 
 def test_seed_reaches_the_replay_buffer_after_the_users_callbacks() -> None:
