@@ -140,6 +140,11 @@ def _init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> Non
         num_cpus=cpus,
         runtime_env=runtime_env,
         log_to_driver=launch.verbose,  # workers' output stays in Ray's session logs
+        # Ray prestarts an idle worker per CPU when the driver connects; a trial's actors
+        # each start a process of their own (a run's logs show the prestarted ones never
+        # running anything), so they only take CPU from the start-up. Measured, smoke of
+        # ppo_cartpole.py, 5 alternating rounds: median 21.1 s with them, 19.9 s without.
+        _system_config={"prestart_worker_first_driver": False},
     )
 
 

@@ -1,8 +1,9 @@
 """Runs in every Ray worker process of a run as it starts (Ray's worker_process_setup_hook).
 
-Ray starts idle workers while the driver is still building the Tuner; importing RLlib
-and torch there, rather than after Tune has placed the trial on the worker, takes the
-imports off the path to the first training iteration.
+It imports RLlib and torch and keeps torch at one thread per actor. It was written to
+import them in idle workers ahead of the trial; on Ray 2.60 each trial actor starts a
+process of its own instead (a run's worker logs show it), so the imports happen as the
+trial's process starts: `python scripts/bench_overhead.py` shows that second start.
 """
 
 

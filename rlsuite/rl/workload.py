@@ -22,7 +22,7 @@ from rlsuite.rl.seeding import with_seeded_replay
 
 class RLWorkload:
     name = "RL"
-    # Ray starts idle workers while the driver builds the Tuner: they import RLlib then.
+    # Each Ray worker of the run imports RLlib as it starts (rlsuite/launcher/warmup.py).
     worker_setup_hook = "rlsuite.launcher.warmup.import_rllib"
 
     def apply_flags(self, experiment: Experiment, options: RunOptions) -> Experiment:
