@@ -1,4 +1,4 @@
-"""`--seeds N` runs one config as N trials with seeds 0..N-1."""
+"""`--seeds N` runs one config as N trials with seeds 0..N-1; a seed reaches the replay buffer."""
 
 from __future__ import annotations
 
