@@ -1,10 +1,13 @@
 """`python -m rlsuite.evaluate` on a MADDPG smoke checkpoint (MPE simple_tag: three
 adversaries and the prey, one policy per team, trained as one RLlib agent): returns per
-team, per agent and of the team, and a video; and the per-team returns the same run
-logged while training. One smoke run, shared with test_experiments.py."""
+team, per agent and of the team, and a video; the per-team returns the same run logged
+while training; and its checkpoint alone, named its joint env. One smoke run, shared
+with test_experiments.py."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ import pytest
 from rlsuite import metrics
 from rlsuite.evaluation.video import count_frames
 from rlsuite.results import lookup, read_results
+from tests.helpers import evaluate_in_process
 from tests.test_evaluate import evaluate
 from tests.test_evaluate_multiagent import rows
 
@@ -59,3 +63,35 @@ def test_training_logged_returns_per_team_and_agent(experiment_dir: Path) -> Non
         assert teams[team] == pytest.approx(sum(agents[a] for a in members), abs=1e-4)
     team_return = lookup(last, metrics.TEAM_RETURN_MEAN)
     assert sum(teams.values()) == pytest.approx(team_return, rel=1e-4, abs=1e-3)
+
+
+@pytest.fixture
+def bare_checkpoint(experiment_dir: Path, tmp_path: Path) -> Path:
+    """The run's last checkpoint copied away from its results (no params.json beside it)."""
+    (trial,) = json.loads((experiment_dir / "summary.json").read_text())["trials"]
+    return Path(shutil.copytree(trial["checkpoint"], tmp_path / "checkpoint"))
+
+
+def test_a_bare_checkpoint_plays_its_joint_env_by_name(bare_checkpoint: Path) -> None:
+    done = evaluate(bare_checkpoint, "--env", "joint/mpe/simple_tag", "--episodes", "2")
+    assert done.returncode == 0, done.stderr[-2000:]
+    table = rows(done.stdout)
+    assert {*TEAMS, *ADVERSARIES, PREY, "team return"} <= set(table), done.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            "mpe/simple_tag",
+            "trained as one agent on its joint env; pass --env joint/mpe/simple_tag",
+        ),
+        ("joint/mpe/nope", "--env joint/mpe/nope: unknown env 'mpe/nope'"),
+    ],
+)
+def test_a_bare_checkpoint_on_another_env_is_one_line(
+    bare_checkpoint: Path, env: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, err = evaluate_in_process(capsys, bare_checkpoint, "--env", env, "--episodes", "1")
+    assert code == 2
+    assert len(err.strip().splitlines()) == 1 and message in err, err

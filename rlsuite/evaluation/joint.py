@@ -16,11 +16,12 @@ from typing import Any
 import gymnasium as gym
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
+from rlsuite import envs
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.multiagent import MultiAgentEpisodeResult
 from rlsuite.evaluation.policy import SingleAgentPolicy
 from rlsuite.multiagent.maddpg import MADDPGTorchRLModule
-from rlsuite.multiagent.maddpg.joint_env import JointSpec
+from rlsuite.multiagent.maddpg.joint_env import JOINT_PREFIX, JointSpec, joint
 from rlsuite.multiagent.maddpg.returns import joint_returns
 
 
@@ -41,6 +42,11 @@ class JointPolicy(SingleAgentPolicy):
         return cls(policy.module, policy.env_to_module, policy.module_to_env)
 
     def check_env(self, env_name: str, env: gym.Env) -> None:
+        if _spec(env) is None and not env_name.startswith(JOINT_PREFIX):
+            raise UsageError(
+                f"env {env_name}: the checkpoint's team was trained as one agent on its "
+                f"joint env; pass --env {JOINT_PREFIX}{env_name}"
+            )
         super().check_env(env_name, env)
         if _spec(env) is None:
             raise UsageError(
@@ -64,6 +70,18 @@ class JointPolicy(SingleAgentPolicy):
             # The env's own reward, the agents' sum: the team return as RLlib logs it.
             team_return=float(episode.get_return()),
         )
+
+
+def register_joint_name(env: str | type) -> None:
+    """Register a `joint/<env>` name with Tune as the experiment file's `joint()` did, so
+    that a checkpoint without its experiment file builds its env from the name alone."""
+    if isinstance(env, str) and env.startswith(JOINT_PREFIX):
+        inner = env.removeprefix(JOINT_PREFIX)
+        try:
+            envs.creator(inner)
+        except envs.UnknownEnvError as error:
+            raise UsageError(f"--env {env}: {error}") from None
+        joint(inner)
 
 
 def _spec(env: gym.Env) -> JointSpec | None:

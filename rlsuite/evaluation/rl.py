@@ -20,7 +20,7 @@ from rlsuite.errors import UsageError
 from rlsuite.evaluation import rollout, tables
 from rlsuite.evaluation.acting import ConnectedPolicy
 from rlsuite.evaluation.damage import DamagedCheckpointError
-from rlsuite.evaluation.joint import JointPolicy, is_joint
+from rlsuite.evaluation.joint import JointPolicy, is_joint, register_joint_name
 from rlsuite.evaluation.locate import MODULES_DIR, Target
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.evaluation.options import EvaluateOptions
@@ -53,6 +53,7 @@ def prepare(options: EvaluateOptions, target: Target) -> Evaluation:
             f"{target.checkpoint}: no params.json next to it names its env; pass --env NAME"
         )
     trained = _trained_env(target, env_name)
+    register_joint_name(trained)
     env = make_env(trained, _env_config(target, env_name), render=options.video is not None)
     policy = restore_policy(target.checkpoint)
     if options.export:
