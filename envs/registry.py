@@ -8,6 +8,7 @@ until an env is built. Each creator takes RLlib's `env_config`; the key
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -163,6 +164,12 @@ def _registry_creator(name: str) -> EnvFactory:
 
 def make(env: str | type, env_config: Mapping[str, Any] | None = None) -> Any:
     """The env as RLlib builds it (a gym.Env or an RLlib MultiAgentEnv)."""
+    if (env_config or {}).get("render_mode") == "rgb_array":
+        # Off-screen frames need no display. With SDL's default video driver, a pygame
+        # env that rendered (sisl/multiwalker) makes a later `import triton` (torch's
+        # compiler, which transformers imports) die with a segmentation fault; the
+        # dummy driver draws the same frames.
+        os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
     return creator(env)(env_config)
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from pettingzoo.utils.wrappers import ClipOutOfBoundsWrapper, OrderEnforcingWrapper
@@ -174,3 +178,20 @@ def test_checking_wrappers_are_dropped_and_others_kept() -> None:
         chain.append(type(inner))
         inner = inner.env
     assert ClipOutOfBoundsWrapper in chain  # continuous actions are still clipped
+
+
+def test_rendered_frames_leave_torchs_compiler_importable() -> None:
+    """A rendered pygame env (multiwalker) with SDL's default video driver made a later
+    `import triton` (torch's compiler; transformers imports it) die with SIGSEGV."""
+    code = (
+        "from rlsuite import envs\n"
+        "env = envs.make('sisl/multiwalker', {'render_mode': 'rgb_array'})\n"
+        "env.reset(seed=0)\n"
+        "assert env.render().shape == (400, 600, 3)\n"
+        "import triton\n"
+    )
+    environ = {k: v for k, v in os.environ.items() if k != "SDL_VIDEODRIVER"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=environ
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
