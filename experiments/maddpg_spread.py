@@ -8,8 +8,8 @@ in [0, 1] per agent). The agents play as one RLlib agent (`joint`), so
 `episode_return_mean` is the team return, the sum over the three agents, as in the other
 spread experiments.
 
-Measured here (seeds 0 and 1, 120k env steps, `--stop env_steps=120000`): the team return
-rises from -75.0/-78.2 (before learning starts) to -59.1/-57.4 over the last 10k steps
+Measured here (seeds 0, 1, 2, 120k env steps, `--stop env_steps=120000`): the team return
+rises from -75.0/-78.2/-73.5 (before learning starts) to -59.1/-57.5/-58.9 over the last 10k steps
 (tests/test_learning.py holds the first). The full 1M steps: not yet measured.
 
 Method and settings: Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed

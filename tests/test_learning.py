@@ -68,7 +68,7 @@ def test_selfplay_connect4_beats_a_random_player(storage: Path) -> None:
 
 
 MADDPG_SPREAD_STEPS = 120_000
-MADDPG_SPREAD_GAIN = 8.0  # half the smaller of the measured gains (15.9 and 20.8)
+MADDPG_SPREAD_GAIN = 7.0  # about half the smallest measured gain (15.9, 20.7, 14.6)
 
 
 @pytest.mark.slow
@@ -76,7 +76,8 @@ def test_maddpg_improves_simple_spreads_team_return(storage: Path) -> None:
     """MADDPG on continuous simple_spread for 120k env steps: the team return over its
     last 10k steps beats the one before learning starts (25.6k steps of exploration,
     a random policy's) by MADDPG_SPREAD_GAIN. Measured here with this command: seed 0
-    -75.0 -> -59.1, seed 1 -78.2 -> -57.4 (9-10 minutes of training each on one core)."""
+    -75.0 -> -59.1, seed 1 -78.2 -> -57.5, seed 2 -73.5 -> -58.9 (9-11 minutes of
+    training each on one core)."""
     run = run_cli(
         ROOT / "experiments" / "maddpg_spread.py",
         *("--seed", "0", "--stop", f"env_steps={MADDPG_SPREAD_STEPS}"),
