@@ -1,4 +1,6 @@
-"""PBT exploits happen, and the learner trains with the perturbed values afterwards."""
+"""PBT exploits happen, and the learner trains with the perturbed values afterwards. The
+two sweeps join one Ray for this file (conftest's `ray_cluster`) rather than each
+starting its own."""
 
 from __future__ import annotations
 
@@ -18,19 +20,21 @@ from rlsuite.errors import PerturbationIgnoredError
 from rlsuite.multiagent import shared
 from rlsuite.multiagent.maddpg import MADDPGConfig, agent_policies, joint
 from rlsuite.rl import pbt_check as pbt
-from tests.helpers import ROOT, local_ray, run_cli
+from tests.helpers import ROOT, RayCluster, local_ray, run_cli
 
 LEARNING_RATE = "default_optimizer_learning_rate"
 ENTROPY = "curr_entropy_coeff"
 
 
-def test_pbt_exploit_applies_the_perturbed_values(storage: Path) -> None:
+def test_pbt_exploit_applies_the_perturbed_values(storage: Path, ray_cluster: RayCluster) -> None:
     run = run_cli(
         ROOT / "experiments" / "pbt_ppo_cartpole.py",
         "--smoke",
         "--stop",
         "training_iteration=3",  # smoke PBT is synchronous: trials sync after each iteration
+        *("--address", ray_cluster.address),
         storage=storage,
+        env=ray_cluster.env,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     exploits = 0
@@ -47,13 +51,17 @@ def test_pbt_exploit_applies_the_perturbed_values(storage: Path) -> None:
     _check_pbt_report(storage / "pbt_ppo_cartpole", storage / "report")
 
 
-def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(storage: Path) -> None:
+def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(
+    storage: Path, ray_cluster: RayCluster
+) -> None:
     """After an exploit MADDPG's actor and critic optimizers train with the trial's new
     `actor_lr` and `critic_lr`, not the restored optimizers' learning rates."""
     run = run_cli(
         ROOT / "experiments" / "pbt_maddpg_spread.py",
         *("--smoke", "--stop", "training_iteration=3"),
+        *("--address", ray_cluster.address),
         storage=storage,
+        env=ray_cluster.env,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     exploits = 0
