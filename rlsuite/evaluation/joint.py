@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+from ray.rllib.env.multi_agent_env import MultiAgentEnv
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 
 from rlsuite import envs
@@ -42,7 +43,7 @@ class JointPolicy(SingleAgentPolicy):
         return cls(policy.module, policy.env_to_module, policy.module_to_env)
 
     def check_env(self, env_name: str, env: gym.Env) -> None:
-        if _spec(env) is None and not env_name.startswith(JOINT_PREFIX):
+        if _spec(env) is None and isinstance(env, MultiAgentEnv):
             raise UsageError(
                 f"env {env_name}: the checkpoint's team was trained as one agent on its "
                 f"joint env; pass --env {JOINT_PREFIX}{env_name}"
