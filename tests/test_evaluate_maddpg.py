@@ -87,6 +87,7 @@ def test_a_bare_checkpoint_plays_its_joint_env_by_name(bare_checkpoint: Path) ->
             "trained as one agent on its joint env; pass --env joint/mpe/simple_tag",
         ),
         ("joint/mpe/nope", "--env joint/mpe/nope: unknown env 'mpe/nope'"),
+        ("classic/cartpole", "evaluate it on the env it was trained on"),
     ],
 )
 def test_a_bare_checkpoint_on_another_env_is_one_line(
