@@ -5,7 +5,6 @@ starting its own."""
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import subprocess
 import sys
@@ -19,6 +18,7 @@ from rlsuite import metrics
 from rlsuite.errors import PerturbationIgnoredError
 from rlsuite.multiagent import shared
 from rlsuite.multiagent.maddpg import MADDPGConfig, agent_policies, joint
+from rlsuite.results import read_results, trial_dirs
 from rlsuite.rl import pbt_check as pbt
 from tests.helpers import ROOT, RayCluster, local_ray, run_cli
 
@@ -26,9 +26,10 @@ LEARNING_RATE = "default_optimizer_learning_rate"
 ENTROPY = "curr_entropy_coeff"
 
 
-def test_pbt_exploit_applies_the_perturbed_values(storage: Path, ray_cluster: RayCluster) -> None:
+def _smoke_sweep(name: str, storage: Path, ray_cluster: RayCluster) -> list[list[dict]]:
+    """`name`'s smoke PBT for 3 iterations on the file's Ray: each trial's results."""
     run = run_cli(
-        ROOT / "experiments" / "pbt_ppo_cartpole.py",
+        ROOT / "experiments" / f"{name}.py",
         "--smoke",
         "--stop",
         "training_iteration=3",  # smoke PBT is synchronous: trials sync after each iteration
@@ -37,16 +38,20 @@ def test_pbt_exploit_applies_the_perturbed_values(storage: Path, ray_cluster: Ra
         env=ray_cluster.env,
     )
     assert run.returncode == 0, run.stderr[-3000:]
+    trials = [read_results(t / "result.json") for t in trial_dirs(storage / name)]
+    assert trials and all(rows[-1][metrics.TRAINING_ITERATION] == 3 for rows in trials)
+    return trials
+
+
+def test_pbt_exploit_applies_the_perturbed_values(storage: Path, ray_cluster: RayCluster) -> None:
     exploits = 0
-    for trial_dir in (storage / "pbt_ppo_cartpole").glob("PPO_*"):
-        rows = [json.loads(line) for line in (trial_dir / "result.json").read_text().splitlines()]
+    for rows in _smoke_sweep("pbt_ppo_cartpole", storage, ray_cluster):
         for before, after in itertools.pairwise(rows):
             if after["config"]["lr"] != before["config"]["lr"]:
                 exploits += 1
             learner = after["learners"][DEFAULT_MODULE_ID]
             assert learner[LEARNING_RATE] == pytest.approx(after["config"]["lr"])
             assert learner[ENTROPY] == pytest.approx(after["config"]["entropy_coeff"])
-        assert rows[-1][metrics.TRAINING_ITERATION] == 3
     assert exploits >= 1, "no PBT exploit happened"
     _check_pbt_report(storage / "pbt_ppo_cartpole", storage / "report")
 
@@ -56,17 +61,8 @@ def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(
 ) -> None:
     """After an exploit MADDPG's actor and critic optimizers train with the trial's new
     `actor_lr` and `critic_lr`, not the restored optimizers' learning rates."""
-    run = run_cli(
-        ROOT / "experiments" / "pbt_maddpg_spread.py",
-        *("--smoke", "--stop", "training_iteration=3"),
-        *("--address", ray_cluster.address),
-        storage=storage,
-        env=ray_cluster.env,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
     exploits = 0
-    for trial_dir in (storage / "pbt_maddpg_spread").glob("MADDPG_*"):
-        rows = [json.loads(line) for line in (trial_dir / "result.json").read_text().splitlines()]
+    for rows in _smoke_sweep("pbt_maddpg_spread", storage, ray_cluster):
         for before, after in itertools.pairwise(rows):
             if after["config"]["critic_lr"] != before["config"]["critic_lr"]:
                 exploits += 1
@@ -75,7 +71,6 @@ def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(
                     continue  # RLlib's all-modules entry
                 assert learner["qf_learning_rate"] == pytest.approx(after["config"]["critic_lr"])
                 assert learner["policy_learning_rate"] == pytest.approx(after["config"]["actor_lr"])
-        assert rows[-1][metrics.TRAINING_ITERATION] == 3
     assert exploits >= 1, "no PBT exploit happened"
 
 
