@@ -23,14 +23,14 @@ import fcntl
 import json
 import os
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from rlsuite.supervised.text_data import synthetic_text
-from tests.helpers import ROOT, RayCluster, ray_head, run_cli
-from tests.supervised_data import write_sst2
+from tests.helpers import ROOT, CifarSweep, RayCluster, ray_head, run_cli
+from tests.supervised_data import write_cifar, write_sst2
 
 DURATIONS = ROOT / "tests" / "durations.json"
 RECORDED = "recorded"
@@ -122,6 +122,7 @@ def ray_cluster() -> Iterator[RayCluster]:
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 MADDPG_TAG = ROOT / "experiments" / "maddpg_tag.py"
+CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
 
 
 @pytest.fixture(scope="session")
@@ -146,19 +147,51 @@ def maddpg_tag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return _shared_run(tmp_path_factory, MADDPG_TAG, "maddpg_tag", *flags)
 
 
-def _shared_run(factory: pytest.TempPathFactory, experiment: Path, name: str, *flags: str) -> Path:
-    """`EXPERIMENT --smoke FLAGS --name NAME`, trained once per session: under
-    pytest-xdist the first worker to ask trains it under a file lock in the session's
-    common temporary directory and the others read it (xdist's documented way to share
-    a session fixture)."""
+@pytest.fixture(scope="session")
+def cifar_sweep(tmp_path_factory: pytest.TempPathFactory) -> CifarSweep:
+    """resnet_cifar10.py's smoke sweep (two trials of two epochs) on a tiny CIFAR-10
+    directory, sent to MLflow (a SQLite store) too; read only. One run for the smoke
+    matrix, a supervised sweep's tracking, CIFAR loading and evaluation (CI time)."""
+    shared = _shared_dir(tmp_path_factory)
+    data = shared / "cifar_data" / "cifar-10-batches-py"
+    uri = f"sqlite:///{shared / 'cifar_mlflow.db'}"
+    experiment_dir = _shared_run(
+        tmp_path_factory,
+        CIFAR,
+        "cifar",
+        *("--set", "dataset=cifar10", "--set", f"data_path={data}", "--set", "image_size=32"),
+        *("--mlflow", uri, "--mlflow-experiment", CifarSweep.MLFLOW_EXPERIMENT),
+        write_inputs=lambda: write_cifar(data, per_batch=8),
+    )
+    return CifarSweep(experiment_dir, data, uri)
+
+
+def _shared_dir(factory: pytest.TempPathFactory) -> Path:
+    """The session's temporary directory that every pytest-xdist worker sees."""
     shared = factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # pytest-N/, above this worker's popen-gwK/
-    storage = shared / "shared_runs"
+    return shared
+
+
+def _shared_run(
+    factory: pytest.TempPathFactory,
+    experiment: Path,
+    name: str,
+    *flags: str,
+    write_inputs: Callable[[], object] | None = None,
+) -> Path:
+    """`EXPERIMENT --smoke FLAGS --name NAME`, trained once per session (after
+    `write_inputs()`, when given): under pytest-xdist the first worker to ask trains it
+    under a file lock in the session's common temporary directory and the others read it
+    (xdist's documented way to share a session fixture)."""
+    storage = _shared_dir(factory) / "shared_runs"
     storage.mkdir(exist_ok=True)
     with open(storage / f"{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
         if not (storage / name / "summary.json").exists():
+            if write_inputs:
+                write_inputs()
             run = run_cli(experiment, "--smoke", *flags, "--name", name, storage=storage)
             assert run.returncode == 0, run.stderr[-2000:]
     return storage / name

@@ -44,6 +44,8 @@ SMOKE_COVERED_BY = {
     "pbt_ppo_atari": "ppo_atari's PPO on Atari and pbt_ppo_cartpole's PBT",
     "dqn_atari": "dqn_cartpole's DQN and ppo_atari's Atari env path",
     "vdn_spread": "qmix_spread's QMIXConfig; the VDN mixer in test_qmix.py",
+    "ippo_spread": "ppo_shared_spread's PPO on simple_spread; sac_multiwalker's independent()",
+    "sac_halfcheetah": "sac_pendulum's SAC; mujoco/halfcheetah's checks in test_envs.py",
     "resnet50_imagenet": "resnet_cifar10's loop; ImageFolder in test_supervised_runs.py",
     "bert_mnli": "bert_sst2's text loop; MNLI's sentence pairs in test_supervised_text.py",
     "hyperopt_bert_sst2": "bert_sst2's text loop and bohb_resnet_cifar10's searcher path",
@@ -164,6 +166,23 @@ def local_ray() -> Iterator[None]:
     finally:
         if started:
             ray.shutdown()
+
+
+@dataclass(frozen=True)
+class CifarSweep:
+    """conftest's `cifar_sweep`: resnet_cifar10.py's smoke sweep on CIFAR-format files."""
+
+    MLFLOW_EXPERIMENT = "supervised-test"
+
+    experiment_dir: Path
+    data: Path
+    mlflow_uri: str
+
+    def trials(self) -> list[dict[str, Any]]:
+        trials: list[dict[str, Any]] = json.loads(
+            (self.experiment_dir / "summary.json").read_text()
+        )["trials"]
+        return trials
 
 
 @dataclass(frozen=True)

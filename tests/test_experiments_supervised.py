@@ -1,14 +1,13 @@
 """Every supervised experiment file runs with --smoke (its own file so that pytest-xdist
 runs it beside the RL experiments' smoke runs). As in test_experiments.py, the runs join
 one Ray started for this file (`--address`, conftest's `ray_cluster`), and the files in
-tests/helpers.py's SMOKE_COVERED_BY are `slow`. resnet_cifar10's run also goes to MLflow
-(a SQLite store): a supervised sweep's tracking is checked on it rather than on a run of
-its own (tests/test_tracking.py sends an RL run to an MLflow server)."""
+tests/helpers.py's SMOKE_COVERED_BY are `slow`. resnet_cifar10's run is conftest's
+`cifar_sweep`, on CIFAR-format files and sent to MLflow (a SQLite store): a supervised
+sweep's tracking is checked on it rather than on a run of its own (tests/test_tracking.py
+sends an RL run to an MLflow server), and test_supervised_runs.py reads it too."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +24,7 @@ from tests.helpers import (
     ROOT,
     SUPERVISED_EXPERIMENTS,
     TENSORBOARD_PREFIX,
+    CifarSweep,
     RayCluster,
     smoke_matrix,
     smoke_trials,
@@ -32,26 +32,6 @@ from tests.helpers import (
 )
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
-MLFLOW_EXPERIMENT = "supervised-test"
-
-
-@dataclass
-class TrackedRun:
-    storage: Path
-    mlflow_uri: str
-
-
-@pytest.fixture(scope="module")
-def tracked_cifar_run(
-    tmp_path_factory: pytest.TempPathFactory, ray_cluster: RayCluster
-) -> TrackedRun:
-    """resnet_cifar10.py's smoke run, sent to MLflow too; read only."""
-    folder = tmp_path_factory.mktemp("cifar")
-    uri = f"sqlite:///{folder / 'mlflow.db'}"
-    flags = ("--mlflow", uri, "--mlflow-experiment", MLFLOW_EXPERIMENT)
-    join = ("--address", ray_cluster.address)
-    smoke_trials(CIFAR, folder / "results", *flags, *join, env=ray_cluster.env)
-    return TrackedRun(folder / "results", uri)
 
 
 @pytest.mark.parametrize("path", smoke_matrix(SUPERVISED_EXPERIMENTS), ids=lambda p: p.stem)
@@ -59,29 +39,27 @@ def test_smoke_run_trains_checkpoints_and_logs(
     path: Path, storage: Path, ray_cluster: RayCluster, request: pytest.FixtureRequest
 ) -> None:
     if path == CIFAR:
-        storage = request.getfixturevalue("tracked_cifar_run").storage
-        trials = json.loads((storage / path.stem / "summary.json").read_text())["trials"]
+        sweep: CifarSweep = request.getfixturevalue("cifar_sweep")
+        experiment_dir, trials = sweep.experiment_dir, sweep.trials()
         assert trials and all(t["status"] == "OK" for t in trials)
     else:
         join = ("--address", ray_cluster.address)
         trials = smoke_trials(path, storage, *join, env=ray_cluster.env)
+        experiment_dir = storage / path.stem
     for trial in trials:
-        _assert_supervised_trial(trial, storage / path.stem / trial["trial"])
+        _assert_supervised_trial(trial, experiment_dir / trial["trial"])
 
 
-def test_supervised_sweep_goes_to_mlflow_and_tensorboard_hparams(
-    tracked_cifar_run: TrackedRun,
-) -> None:
+def test_supervised_sweep_goes_to_mlflow_and_tensorboard_hparams(cifar_sweep: CifarSweep) -> None:
     pytest.importorskip("mlflow")
     from mlflow.tracking import MlflowClient
 
     from tests.tracking_readers import check_run_tags, hparams_sessions, metric_steps, mlflow_runs
 
-    experiment_dir = tracked_cifar_run.storage / CIFAR.stem
-    trials = json.loads((experiment_dir / "summary.json").read_text())["trials"]
-    runs = mlflow_runs(tracked_cifar_run.mlflow_uri, MLFLOW_EXPERIMENT)
-    assert len(runs) == len(trials) == 2
-    client = MlflowClient(tracked_cifar_run.mlflow_uri)
+    experiment_dir = cifar_sweep.experiment_dir
+    runs = mlflow_runs(cifar_sweep.mlflow_uri, CifarSweep.MLFLOW_EXPERIMENT)
+    assert len(runs) == len(cifar_sweep.trials()) == 2
+    client = MlflowClient(cifar_sweep.mlflow_uri)
     for mlflow_run in runs:
         assert {"lr", "weight_decay", "batch_size", "model"} <= set(mlflow_run.data.params)
         iterations = metric_steps(client, mlflow_run.info.run_id, metrics.TRAINING_ITERATION)

@@ -1,7 +1,7 @@
-"""Supervised runs through the CLI on data the tests write: CIFAR-10's python batches,
-ImageFolder PNGs through Ray Data, resume, and the learnable synthetic task. The first
-two join one Ray for this file (`--address`, conftest's `ray_cluster`); the interrupted
-run starts its own, as a user's run does."""
+"""Supervised runs through the CLI on data the tests write: CIFAR-10's python batches
+(conftest's `cifar_sweep`, which the smoke matrix reads too), ImageFolder PNGs through Ray
+Data, resume, and the learnable synthetic task. The ImageFolder and interrupted runs join one
+Ray for this file (`--address`, conftest's `ray_cluster`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -21,78 +20,44 @@ import torch
 
 from rlsuite import metrics
 from rlsuite.supervised.checkpoint import load_model
-from tests.helpers import ROOT, RayCluster, evaluate_in_process, run_cli
+from tests.helpers import ROOT, CifarSweep, RayCluster, evaluate_in_process, run_cli
 from tests.supervised_data import write_cifar, write_imagefolder
 
-CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
 IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"
 ONE_TRIAL = ("--num-samples", "1")
 
 
-@dataclass(frozen=True)
-class CifarRun:
-    data: Path
-    storage: Path
-    trial: dict
-
-    @property
-    def experiment_dir(self) -> Path:
-        return self.storage / "resnet_cifar10"
-
-
-@pytest.fixture(scope="module")
-def cifar_run(tmp_path_factory: pytest.TempPathFactory, ray_cluster: RayCluster) -> CifarRun:
-    """resnet_cifar10.py trained for two epochs on a tiny CIFAR-10 directory."""
-    data = write_cifar(tmp_path_factory.mktemp("data") / "cifar-10-batches-py", per_batch=8)
-    storage = tmp_path_factory.mktemp("results")
-    run = run_cli(
-        CIFAR,
-        "--smoke",  # tiny sizes; --set after it brings the real data back
-        "--set",
-        "dataset=cifar10",
-        "--set",
-        f"data_path={data}",
-        "--set",
-        "image_size=32",
-        *ONE_TRIAL,
-        *("--address", ray_cluster.address),
-        storage=storage,
-        env=ray_cluster.env,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    (trial,) = run.summary("resnet_cifar10")["trials"]
-    return CifarRun(data, storage, trial)
+def test_trains_on_a_cifar_directory(cifar_sweep: CifarSweep) -> None:
+    for trial in cifar_sweep.trials():
+        assert trial["status"] == "OK" and trial["epochs"] == 2
+        progress = _results(cifar_sweep.experiment_dir / trial["trial"])
+        assert list(progress[metrics.EPOCH]) == [1, 2]
+        # 40 training images (5 batches of 8), 8 test images: accuracy is a multiple of 1/8.
+        assert set(progress[metrics.VALIDATION_ACCURACY] * 8) <= set(range(9))
+        model, config = load_model(ray.train.Checkpoint.from_directory(trial["checkpoint"]))
+        assert config.dataset == "cifar10" and config.data_path == str(cifar_sweep.data)
+        with torch.no_grad():
+            assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
 
 
-def test_trains_on_a_cifar_directory(cifar_run: CifarRun) -> None:
-    trial = cifar_run.trial
-    assert trial["status"] == "OK" and trial["epochs"] == 2
-    progress = _results(cifar_run.experiment_dir / trial["trial"])
-    assert list(progress[metrics.EPOCH]) == [1, 2]
-    # 40 training images (5 batches of 8), 8 test images: accuracy is a multiple of 1/8.
-    assert set(progress[metrics.VALIDATION_ACCURACY] * 8) <= set(range(9))
-    model, config = load_model(ray.train.Checkpoint.from_directory(trial["checkpoint"]))
-    assert config.dataset == "cifar10" and config.data_path == str(cifar_run.data)
-    with torch.no_grad():
-        assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
-
-
-def test_evaluate_scores_the_checkpoint_as_the_run_did(cifar_run: CifarRun) -> None:
-    """The best trial's latest checkpoint on its own validation split: the accuracy and
-    loss the run reported for its last epoch."""
-    done = evaluate(cifar_run.experiment_dir)
+def test_evaluate_scores_the_checkpoint_as_the_run_did(cifar_sweep: CifarSweep) -> None:
+    """A trial's latest checkpoint on its own validation split: the accuracy and loss the
+    run reported for that trial's last epoch."""
+    done = evaluate(cifar_sweep.experiment_dir)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert f"checkpoint {cifar_run.trial['checkpoint']}" in done.stdout
-    last = _results(cifar_run.experiment_dir / cifar_run.trial["trial"]).iloc[-1]
+    scored = [t for t in cifar_sweep.trials() if f"checkpoint {t['checkpoint']}" in done.stdout]
+    assert len(scored) == 1, done.stdout
+    last = _results(cifar_sweep.experiment_dir / scored[0]["trial"]).iloc[-1]
     accuracy, loss, examples = _scores(done.stdout)
     assert examples == 8
     assert accuracy == pytest.approx(last[metrics.VALIDATION_ACCURACY])
     assert loss == pytest.approx(last[metrics.VALIDATION_LOSS], rel=1e-3)
 
 
-def test_evaluate_on_other_data(cifar_run: CifarRun, tmp_path: Path) -> None:
+def test_evaluate_on_other_data(cifar_sweep: CifarSweep, tmp_path: Path) -> None:
     other = write_cifar(tmp_path / "other", per_batch=24, seed=1)
-    done = evaluate(cifar_run.trial["checkpoint"], "--data-path", other, "--batch-size", "5")
+    checkpoint = cifar_sweep.trials()[0]["checkpoint"]
+    done = evaluate(checkpoint, "--data-path", other, "--batch-size", "5")
     assert done.returncode == 0, done.stderr[-2000:]
     accuracy, loss, examples = _scores(done.stdout)
     assert examples == 24 and 0 <= accuracy <= 1 and loss > 0
@@ -110,9 +75,9 @@ def test_evaluate_on_other_data(cifar_run: CifarRun, tmp_path: Path) -> None:
     ],
 )
 def test_evaluate_bad_input_is_one_line(
-    cifar_run: CifarRun, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    cifar_sweep: CifarSweep, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
-    code, err = evaluate_in_process(capsys, cifar_run.experiment_dir, *args)
+    code, err = evaluate_in_process(capsys, cifar_sweep.experiment_dir, *args)
     assert code == 2, err
     assert message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
@@ -180,11 +145,15 @@ RESUME_FLAGS = (
 )
 
 
-def test_interrupted_run_resumes_the_epoch_counter(storage: Path) -> None:
-    command = [sys.executable, "-m", "rlsuite.run", str(IMAGENET), *RESUME_FLAGS]
+def test_interrupted_run_resumes_the_epoch_counter(storage: Path, ray_cluster: RayCluster) -> None:
+    """Ctrl-C on a run that joined a cluster (test_run_safety.py stops runs that started
+    their own Ray), then `--resume` on the same cluster."""
+    join = ("--address", ray_cluster.address)
+    command = [sys.executable, "-m", "rlsuite.run", str(IMAGENET), *RESUME_FLAGS, *join]
     process = subprocess.Popen(
         [*command, "--storage-path", str(storage)],
         cwd=ROOT,
+        env=ray_cluster.env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -205,7 +174,9 @@ def test_interrupted_run_resumes_the_epoch_counter(storage: Path) -> None:
     interrupted = _results(trial_dir)[metrics.EPOCH].max()
     assert 1 <= interrupted < 4
 
-    resumed = run_cli(IMAGENET, *RESUME_FLAGS, "--resume", storage=storage)
+    resumed = run_cli(
+        IMAGENET, *RESUME_FLAGS, *join, "--resume", storage=storage, env=ray_cluster.env
+    )
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     epochs = list(_results(trial_dir)[metrics.EPOCH])
     assert epochs[-1] == 4
