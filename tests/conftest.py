@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite.supervised.text_data import synthetic_text
-from tests.helpers import ROOT, CifarSweep, RayCluster, ray_head, run_cli
+from tests.helpers import ROOT, RayCluster, SupervisedSweep, ray_head, run_cli
 from tests.supervised_data import write_cifar, write_sst2
 
 DURATIONS = ROOT / "tests" / "durations.json"
@@ -123,6 +123,7 @@ def ray_cluster() -> Iterator[RayCluster]:
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 MADDPG_TAG = ROOT / "experiments" / "maddpg_tag.py"
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
+SST2 = ROOT / "experiments" / "bert_sst2.py"
 
 
 @pytest.fixture(scope="session")
@@ -148,7 +149,7 @@ def maddpg_tag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def cifar_sweep(tmp_path_factory: pytest.TempPathFactory) -> CifarSweep:
+def cifar_sweep(tmp_path_factory: pytest.TempPathFactory) -> SupervisedSweep:
     """resnet_cifar10.py's smoke sweep (two trials of two epochs) on a tiny CIFAR-10
     directory, sent to MLflow (a SQLite store) too; read only. One run for the smoke
     matrix, a supervised sweep's tracking, CIFAR loading and evaluation (CI time)."""
@@ -160,10 +161,25 @@ def cifar_sweep(tmp_path_factory: pytest.TempPathFactory) -> CifarSweep:
         CIFAR,
         "cifar",
         *("--set", "dataset=cifar10", "--set", f"data_path={data}", "--set", "image_size=32"),
-        *("--mlflow", uri, "--mlflow-experiment", CifarSweep.MLFLOW_EXPERIMENT),
+        *("--mlflow", uri, "--mlflow-experiment", SupervisedSweep.MLFLOW_EXPERIMENT),
         write_inputs=lambda: write_cifar(data, per_batch=8),
     )
-    return CifarSweep(experiment_dir, data, uri)
+    return SupervisedSweep(experiment_dir, data, uri)
+
+
+@pytest.fixture(scope="session")
+def sst2_sweep(tmp_path_factory: pytest.TempPathFactory) -> SupervisedSweep:
+    """bert_sst2.py's smoke sweep (two trials of two epochs, a tiny BERT) on SST-2-style
+    files; read only. For the smoke matrix and the text tests' restore checks."""
+    data = _shared_dir(tmp_path_factory) / "sst2_data" / "SST-2"
+
+    def write_data() -> None:
+        sentences = synthetic_text(num_train=64, num_validation=32, seed=1)
+        write_sst2(data, sentences.train, sentences.validation)
+
+    flags = ("--set", "dataset=sst2", "--set", f"data_path={data}")
+    experiment_dir = _shared_run(tmp_path_factory, SST2, "sst2", *flags, write_inputs=write_data)
+    return SupervisedSweep(experiment_dir, data)
 
 
 def _shared_dir(factory: pytest.TempPathFactory) -> Path:

@@ -169,14 +169,15 @@ def local_ray() -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class CifarSweep:
-    """conftest's `cifar_sweep`: resnet_cifar10.py's smoke sweep on CIFAR-format files."""
+class SupervisedSweep:
+    """conftest's `cifar_sweep` and `sst2_sweep`: an experiment's smoke sweep on files the
+    tests wrote in its data set's format."""
 
     MLFLOW_EXPERIMENT = "supervised-test"
 
     experiment_dir: Path
     data: Path
-    mlflow_uri: str
+    mlflow_uri: str | None = None
 
     def trials(self) -> list[dict[str, Any]]:
         trials: list[dict[str, Any]] = json.loads(

@@ -1,10 +1,11 @@
 """Every supervised experiment file runs with --smoke (its own file so that pytest-xdist
 runs it beside the RL experiments' smoke runs). As in test_experiments.py, the runs join
 one Ray started for this file (`--address`, conftest's `ray_cluster`), and the files in
-tests/helpers.py's SMOKE_COVERED_BY are `slow`. resnet_cifar10's run is conftest's
-`cifar_sweep`, on CIFAR-format files and sent to MLflow (a SQLite store): a supervised
-sweep's tracking is checked on it rather than on a run of its own (tests/test_tracking.py
-sends an RL run to an MLflow server), and test_supervised_runs.py reads it too."""
+tests/helpers.py's SMOKE_COVERED_BY are `slow`. resnet_cifar10's and bert_sst2's runs are
+conftest's `cifar_sweep` and `sst2_sweep`, on files in CIFAR's and SST-2's formats, which
+test_supervised_runs.py and test_supervised_text.py read too. The CIFAR sweep also goes to
+MLflow (a SQLite store): a supervised sweep's tracking is checked on it rather than on a
+run of its own (tests/test_tracking.py sends an RL run to an MLflow server)."""
 
 from __future__ import annotations
 
@@ -24,22 +25,24 @@ from tests.helpers import (
     ROOT,
     SUPERVISED_EXPERIMENTS,
     TENSORBOARD_PREFIX,
-    CifarSweep,
     RayCluster,
+    SupervisedSweep,
     smoke_matrix,
     smoke_trials,
     tensorboard_scalars,
 )
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
+# Sweeps that other tests read too (conftest's session runs on files the tests write).
+SHARED_SWEEPS = {"resnet_cifar10": "cifar_sweep", "bert_sst2": "sst2_sweep"}
 
 
 @pytest.mark.parametrize("path", smoke_matrix(SUPERVISED_EXPERIMENTS), ids=lambda p: p.stem)
 def test_smoke_run_trains_checkpoints_and_logs(
     path: Path, storage: Path, ray_cluster: RayCluster, request: pytest.FixtureRequest
 ) -> None:
-    if path == CIFAR:
-        sweep: CifarSweep = request.getfixturevalue("cifar_sweep")
+    if path.stem in SHARED_SWEEPS:
+        sweep: SupervisedSweep = request.getfixturevalue(SHARED_SWEEPS[path.stem])
         experiment_dir, trials = sweep.experiment_dir, sweep.trials()
         assert trials and all(t["status"] == "OK" for t in trials)
     else:
@@ -50,16 +53,20 @@ def test_smoke_run_trains_checkpoints_and_logs(
         _assert_supervised_trial(trial, experiment_dir / trial["trial"])
 
 
-def test_supervised_sweep_goes_to_mlflow_and_tensorboard_hparams(cifar_sweep: CifarSweep) -> None:
+def test_supervised_sweep_goes_to_mlflow_and_tensorboard_hparams(
+    cifar_sweep: SupervisedSweep,
+) -> None:
     pytest.importorskip("mlflow")
     from mlflow.tracking import MlflowClient
 
     from tests.tracking_readers import check_run_tags, hparams_sessions, metric_steps, mlflow_runs
 
     experiment_dir = cifar_sweep.experiment_dir
-    runs = mlflow_runs(cifar_sweep.mlflow_uri, CifarSweep.MLFLOW_EXPERIMENT)
+    uri = cifar_sweep.mlflow_uri
+    assert uri is not None
+    runs = mlflow_runs(uri, SupervisedSweep.MLFLOW_EXPERIMENT)
     assert len(runs) == len(cifar_sweep.trials()) == 2
-    client = MlflowClient(cifar_sweep.mlflow_uri)
+    client = MlflowClient(uri)
     for mlflow_run in runs:
         assert {"lr", "weight_decay", "batch_size", "model"} <= set(mlflow_run.data.params)
         iterations = metric_steps(client, mlflow_run.info.run_id, metrics.TRAINING_ITERATION)

@@ -20,14 +20,14 @@ import torch
 
 from rlsuite import metrics
 from rlsuite.supervised.checkpoint import load_model
-from tests.helpers import ROOT, CifarSweep, RayCluster, evaluate_in_process, run_cli
+from tests.helpers import ROOT, RayCluster, SupervisedSweep, evaluate_in_process, run_cli
 from tests.supervised_data import write_cifar, write_imagefolder
 
 IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"
 ONE_TRIAL = ("--num-samples", "1")
 
 
-def test_trains_on_a_cifar_directory(cifar_sweep: CifarSweep) -> None:
+def test_trains_on_a_cifar_directory(cifar_sweep: SupervisedSweep) -> None:
     for trial in cifar_sweep.trials():
         assert trial["status"] == "OK" and trial["epochs"] == 2
         progress = _results(cifar_sweep.experiment_dir / trial["trial"])
@@ -40,7 +40,7 @@ def test_trains_on_a_cifar_directory(cifar_sweep: CifarSweep) -> None:
             assert model(torch.zeros(2, 3, 32, 32)).shape == (2, 10)
 
 
-def test_evaluate_scores_the_checkpoint_as_the_run_did(cifar_sweep: CifarSweep) -> None:
+def test_evaluate_scores_the_checkpoint_as_the_run_did(cifar_sweep: SupervisedSweep) -> None:
     """A trial's latest checkpoint on its own validation split: the accuracy and loss the
     run reported for that trial's last epoch."""
     done = evaluate(cifar_sweep.experiment_dir)
@@ -54,7 +54,7 @@ def test_evaluate_scores_the_checkpoint_as_the_run_did(cifar_sweep: CifarSweep) 
     assert loss == pytest.approx(last[metrics.VALIDATION_LOSS], rel=1e-3)
 
 
-def test_evaluate_on_other_data(cifar_sweep: CifarSweep, tmp_path: Path) -> None:
+def test_evaluate_on_other_data(cifar_sweep: SupervisedSweep, tmp_path: Path) -> None:
     other = write_cifar(tmp_path / "other", per_batch=24, seed=1)
     checkpoint = cifar_sweep.trials()[0]["checkpoint"]
     done = evaluate(checkpoint, "--data-path", other, "--batch-size", "5")
@@ -75,7 +75,7 @@ def test_evaluate_on_other_data(cifar_sweep: CifarSweep, tmp_path: Path) -> None
     ],
 )
 def test_evaluate_bad_input_is_one_line(
-    cifar_sweep: CifarSweep, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+    cifar_sweep: SupervisedSweep, capsys: pytest.CaptureFixture[str], args: list[str], message: str
 ) -> None:
     code, err = evaluate_in_process(capsys, cifar_sweep.experiment_dir, *args)
     assert code == 2, err

@@ -21,7 +21,7 @@ from transformers import (
 from rlsuite import metrics
 from rlsuite.errors import UsageError
 from rlsuite.supervised import text
-from rlsuite.supervised.checkpoint import MODEL_FILE
+from rlsuite.supervised.checkpoint import MODEL_FILE, load_model
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.text_data import (
     MNLI,
@@ -32,7 +32,7 @@ from rlsuite.supervised.text_data import (
     synthetic_text,
 )
 from rlsuite.supervised.text_model import EncodedText, classify, collate_text, train_wordpiece
-from tests.helpers import run_cli, write
+from tests.helpers import SupervisedSweep, run_cli, write
 from tests.supervised_data import write_mnli
 
 # --- reading GLUE files
@@ -168,49 +168,31 @@ def test_pretrained_directory_gives_tokenizer_and_weights(sst2_dir: Path, tmp_pa
 
 
 def test_sst2_files_train_checkpoint_and_restore_for_inference(
-    sst2_dir: Path, tmp_path: Path, storage: Path
+    sst2_sweep: SupervisedSweep,
 ) -> None:
-    """SST-2-style TSVs, a WordPiece vocabulary and a tiny BERT trained by the CLI; the
-    checkpoint restores with transformers' own classes and classifies sentences with the
-    accuracy the run reported."""
-    experiment = write(
-        tmp_path,
-        "bert_tiny_sst2.py",
-        f'''"""Tiny BERT on SST-2-style files."""
-from rlsuite import Experiment, metrics
-from rlsuite.supervised import SupervisedConfig
+    """bert_sst2.py's smoke (a tiny BERT, a WordPiece vocabulary) trained by the CLI on
+    SST-2-style TSVs: each checkpoint restores with transformers' own classes and
+    classifies sentences with the accuracy its trial reported."""
+    dev = read_glue(SST2, sst2_sweep.data).validation
+    for trial in sst2_sweep.trials():
+        assert trial["status"] == "OK"
+        progress = pd.read_csv(sst2_sweep.experiment_dir / trial["trial"] / "progress.csv")
+        assert list(progress[metrics.EPOCH]) == [1, 2]
+        assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
 
-experiment = Experiment(
-    config=SupervisedConfig(
-        model="bert", model_size="tiny", dataset="sst2", data_path={str(sst2_dir)!r},
-        num_classes=2, max_seq_length=32, epochs=2, batch_size=16, optimizer="adamw",
-        lr=1e-3, weight_decay=0.01, lr_schedule="linear", loader_workers=0,
-    ),
-    stop={{metrics.EPOCH: 2}},
-    metric=metrics.VALIDATION_ACCURACY,
-    checkpoint_every=1,
-)
-''',
-    )
-    run = run_cli(experiment, storage=storage)
-    assert run.returncode == 0, run.stderr[-3000:]
-    (trial,) = run.summary(experiment.stem)["trials"]
-    assert trial["status"] == "OK"
-    progress = pd.read_csv(storage / experiment.stem / trial["trial"] / "progress.csv")
-    assert list(progress[metrics.EPOCH]) == [1, 2]
-    assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
-
-    checkpoint = Path(trial["checkpoint"])
-    assert json.loads((checkpoint / "state.json").read_text())["epoch"] == 2
-    model = AutoModelForSequenceClassification.from_config(AutoConfig.from_pretrained(checkpoint))
-    model.load_state_dict(torch.load(checkpoint / MODEL_FILE))
-    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
-    dev = read_glue(SST2, sst2_dir).validation
-    predicted = classify(model, tokenizer, dev.text_a, max_seq_length=32)
-    accuracy = sum(p == y for p, y in zip(predicted, dev.labels, strict=True)) / len(dev)
-    assert accuracy == pytest.approx(progress[metrics.VALIDATION_ACCURACY].iloc[-1])
-    restored, _ = text.load_for_inference(checkpoint)
-    assert classify(restored, tokenizer, dev.text_a[:4], max_seq_length=32) == predicted[:4]
+        checkpoint = Path(trial["checkpoint"])
+        assert json.loads((checkpoint / "state.json").read_text())["epoch"] == 2
+        model = AutoModelForSequenceClassification.from_config(
+            AutoConfig.from_pretrained(checkpoint)
+        )
+        model.load_state_dict(torch.load(checkpoint / MODEL_FILE))
+        tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+        restored, _ = text.load_for_inference(checkpoint)
+        length = load_model(ray.train.Checkpoint.from_directory(checkpoint))[1].max_seq_length
+        predicted = classify(model, tokenizer, dev.text_a, max_seq_length=length)
+        accuracy = sum(p == y for p, y in zip(predicted, dev.labels, strict=True)) / len(dev)
+        assert accuracy == pytest.approx(progress[metrics.VALIDATION_ACCURACY].iloc[-1])
+        assert classify(restored, tokenizer, dev.text_a[:4], max_seq_length=length) == predicted[:4]
 
 
 @pytest.mark.slow
