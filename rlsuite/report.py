@@ -4,7 +4,8 @@ Each results directory is one config and its trials are seeds of it (`--seeds N`
 the launcher); several directories are configs to compare. Writes report.md,
 learning_curves.png, final_scores.png (and pbt_<name>.png for PBT runs; for a sweep,
 whose trials differ in more than their seed, sweep_<name>.png with the best metric after
-each finished trial and a table of the trials ranked by it). Exit 2 on bad
+each finished trial and a table of the trials ranked by it; for a multi-agent run with two
+policies or more, policies_<name>.png and a table of each policy's return). Exit 2 on bad
 input: missing, damaged or foreign results directories, an output that cannot be written.
 """
 

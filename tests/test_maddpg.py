@@ -123,6 +123,35 @@ def test_every_critic_depends_on_every_agents_observation_and_action(config_clas
             assert ((changed - base).abs() > 0).all(dim=0).all()
 
 
+@pytest.mark.parametrize("config_class", [MADDPGConfig, MASACConfig])
+def test_a_local_critic_sees_only_its_own_agent(config_class: type) -> None:
+    """local_critics=("prey",): the prey's critic is independent DDPG's (SAC's), Q(o, a)
+    of its own agent; the hunters' critics still see every agent."""
+    torch.manual_seed(0)
+    spec = _config(config_class).training(local_critics=["prey"]).get_default_rl_module_spec()
+    spec.observation_space, spec.action_space = _spaces()
+    module = spec.build()
+    batch = _batch()
+    obs, actions = batch[Columns.OBS][OBS], batch[Columns.ACTIONS]
+    base = module.q_values(module.critics, obs, actions)
+    prey = POLICIES.index("prey")
+    hunters = [i for i, p in enumerate(POLICIES) if p != "prey"]
+    for agent in range(N_AGENTS):
+        moved_obs, moved_actions = obs.clone(), actions.clone()
+        moved_obs[:, agent] += 1.0
+        moved_actions[:, agent] *= -1.0
+        for changed in (
+            module.q_values(module.critics, moved_obs, actions),
+            module.q_values(module.critics, obs, moved_actions),
+        ):
+            moved = (changed - base).abs() > 0
+            if agent == prey:
+                assert moved[:, prey].all()
+            else:
+                assert not moved[:, prey].any()
+            assert moved[:, hunters].all()
+
+
 # --- what the actors see ---------------------------------------------------------------
 
 

@@ -33,6 +33,12 @@ experiment = Experiment(
             ".training(agent_policies=('a', 'b'))",
             ("agent_policies names 2 policies", "4 agents"),
         ),
+        (
+            "MADDPGConfig",
+            "**joint('mpe/simple_spread')",
+            ".training(local_critics=['adversary'])",
+            ("local_critics names 'adversary'", "(shared)"),
+        ),
     ],
 )
 def test_bad_input_is_refused_in_one_line(

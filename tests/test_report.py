@@ -12,8 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
+from rlsuite import metrics
 from rlsuite.report import main as report_main
 from rlsuite.reporting import stats
 from tests.helpers import ROOT
@@ -53,6 +55,27 @@ def test_report_renders_figures_and_iqm_table(results: Path, tmp_path: Path) -> 
     assert 1 <= low <= iqm <= high <= 50  # smoke episodes end by 50 steps
     seeds = re.findall(r"^\| PPO_\w+ \| (\d) \|", text, flags=re.MULTILINE)
     assert sorted(seeds) == ["0", "0", "1", "1"]  # each trial is one seed (two configs)
+    assert "per policy" not in text and not list(output.glob("policies_*"))  # one policy
+
+
+def test_report_shows_each_teams_return(maddpg_tag_run: Path, tmp_path: Path) -> None:
+    """maddpg_tag's smoke: one policy per team; each team's final return is the mean of
+    the last iterations (up to five) that logged it, read here from progress.csv."""
+    output = tmp_path / "report"
+    assert report_main([str(maddpg_tag_run), "--output", str(output)]) == 0
+    figure = (output / "policies_maddpg_tag.png").read_bytes()
+    assert figure.startswith(PNG_SIGNATURE) and len(figure) > 10_000
+    text = (output / "report.md").read_text()
+    assert "### maddpg_tag: per policy" in text
+    (trial_dir,) = [p for p in maddpg_tag_run.iterdir() if (p / "progress.csv").is_file()]
+    progress = pd.read_csv(trial_dir / "progress.csv")
+    for team in ("adversary", "agent"):
+        column = progress[metrics.policy_return_mean(team)].dropna()
+        assert len(column), team
+        row = next(line for line in text.splitlines() if line.startswith(f"| {team} |"))
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert cells[1] == "1"  # seeds
+        assert float(cells[4]) == pytest.approx(column.iloc[-5:].mean(), abs=0.051)  # mean
 
 
 def test_iqm_and_bootstrap_match_rliable_definitions() -> None:

@@ -1,5 +1,5 @@
-"""PNG figures of a report: learning curves, final scores, PBT hyperparameter schedules,
-a sweep's best-so-far curve."""
+"""PNG figures of a report: learning curves, returns per policy, final scores, PBT
+hyperparameter schedules, a sweep's best-so-far curve."""
 
 from __future__ import annotations
 
@@ -45,6 +45,26 @@ def learning_curves(configs: list[Config], path: Path) -> Path:
         f"{configs[0].env}: mean over seeds, shaded 95% bootstrap CI (curves end with the shortest run)",
         fontsize="medium",
     )
+    return _save(figure, path)
+
+
+def policy_curves(config: Config, policies: list[str], path: Path) -> Path:
+    """Each policy's return against env steps: mean over the trials it played in, 95% band."""
+    figure, axis = plt.subplots(figsize=(7, 3.8), layout="constrained")
+    x_key = metrics.ENV_STEPS_SAMPLED_LIFETIME
+    for color, policy in zip(_colors(len(policies)), policies, strict=True):
+        key = metrics.policy_return_mean(policy)
+        played = [t for t in config.trials if np.isfinite(t.series(key)).any()]
+        xs = [trial.series(x_key) for trial in played]
+        grid, mean, low, high = stats.curve_band(xs, [trial.series(key) for trial in played])
+        axis.plot(grid, mean, color=color, label=f"{policy} ({len(played)} seeds)")
+        axis.fill_between(grid, low, high, color=color, alpha=0.2, linewidth=0)
+    axis.set_xlabel("env steps")
+    axis.xaxis.set_major_formatter(FuncFormatter(_thousands))
+    axis.set_ylabel("policy's episode return")
+    axis.grid(alpha=0.3)
+    axis.legend(loc="best", fontsize="small", frameon=False)
+    axis.set_title(f"{config.label}: returns per policy, mean and 95% CI", fontsize="medium")
     return _save(figure, path)
 
 

@@ -8,22 +8,14 @@ from typing import Any
 import numpy as np
 
 from rlsuite import metrics
-from rlsuite.reporting import figures, stats, sweep
-from rlsuite.reporting.runs import Config, Trial
-
-FINAL_WINDOW = 5  # final score: the metric's mean over the last iterations, not one noisy value
-
-
-def final_score(trial: Trial, metric: str) -> float:
-    values = trial.series(metric)
-    values = values[np.isfinite(values)][-FINAL_WINDOW:]
-    return float(values.mean()) if len(values) else np.nan
+from rlsuite.reporting import figures, policies, stats, sweep
+from rlsuite.reporting.runs import FINAL_WINDOW, Config, Trial
 
 
 def write(configs: list[Config], output: Path) -> Path:
     """Write `output/report.md` and its PNGs; returns the markdown path."""
     output.mkdir(parents=True, exist_ok=True)
-    finals = [np.array([final_score(t, c.metric) for t in c.trials]) for c in configs]
+    finals = [np.array([t.final_score(c.metric) for t in c.trials]) for c in configs]
     lines = [f"# Report: {', '.join(c.label for c in configs)}", ""]
     curves = figures.learning_curves(configs, output / "learning_curves.png")
     scores = figures.final_scores(
@@ -33,6 +25,7 @@ def write(configs: list[Config], output: Path) -> Path:
     lines += _score_table(configs, finals)
     for config in configs:
         lines += _trial_table(config)
+        lines += policies.section(config, output)
         lines += _pbt_section(config, output)
         if not config.lineage and not mutated_keys(config):  # a PBT population is no sweep
             lines += sweep.section(config, output)
@@ -77,7 +70,7 @@ def _trial_table(config: Config) -> list[str]:
             else np.nan
         )
         lines.append(
-            f"| {trial.name} | {trial.seed if trial.seed is not None else '-'} | {final_score(trial, config.metric):.1f} | {best:.1f} "
+            f"| {trial.name} | {trial.seed if trial.seed is not None else '-'} | {trial.final_score(config.metric):.1f} | {best:.1f} "
             f"| {_last(trial, metrics.ENV_STEPS_SAMPLED_LIFETIME):,.0f} | {_throughput([trial]):,.0f} | {_last(trial, metrics.TIME_TOTAL_S):.1f} |"
         )
     return [*lines, ""]

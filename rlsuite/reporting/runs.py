@@ -20,6 +20,7 @@ from rlsuite.errors import UsageError
 from rlsuite.results import lookup, read_json, read_results, trial_dirs
 
 PBT_LOG = "pbt_global.txt"  # Tune PBT's exploit log, in the experiment directory
+FINAL_WINDOW = 5  # final score: the metric's mean over the last iterations, not one noisy value
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class Trial:
         """Values of a metric per iteration; NaN where a result lacks it."""
         values = [lookup(result, key) for result in self.results]
         return np.array([v if isinstance(v, int | float) else np.nan for v in values], dtype=float)
+
+    def final_score(self, metric: str) -> float:
+        """The metric's mean over the last FINAL_WINDOW iterations that report it; NaN
+        when none does."""
+        values = self.series(metric)
+        values = values[np.isfinite(values)][-FINAL_WINDOW:]
+        return float(values.mean()) if len(values) else np.nan
 
 
 @dataclass(frozen=True)

@@ -33,14 +33,15 @@ from rlsuite.multiagent.maddpg.masac_module import INITIAL_ALPHA, MASACTorchRLMo
 from rlsuite.multiagent.maddpg.module import (
     AGENT_POLICIES,
     EXPLORATION_NOISE,
+    LOCAL_CRITICS,
     MADDPGTorchRLModule,
 )
 from rlsuite.multiagent.maddpg.returns import log_team_returns
-from rlsuite.multiagent.policies import MultiAgentSettings, agent_spaces
+from rlsuite.multiagent.policies import SHARED, MultiAgentSettings, agent_spaces
 
 
 class MADDPGConfig(SACConfig):
-    """SAC's config plus `training(agent_policies, exploration_noise)`."""
+    """SAC's config plus `training(agent_policies, exploration_noise, local_critics)`."""
 
     supports_discrete_actions = True  # Gumbel-softmax actors (BenchMARL's capability idea)
 
@@ -48,6 +49,8 @@ class MADDPGConfig(SACConfig):
         super().__init__(algo_class=algo_class or MADDPG)
         self.agent_policies: tuple[str, ...] | None = None  # None: one policy for all
         self.exploration_noise = 0.1  # std of the Gaussian on [-1, 1] actions
+        # Policies whose critics see their own agent only: independent DDPG (or SAC).
+        self.local_critics: tuple[str, ...] = ()
         self.twin_q = False  # MADDPG has one critic per policy
         self.tau = 0.01  # Lowe et al. 2017's value
         self.gamma = 0.95  # Lowe et al. 2017's value
@@ -62,9 +65,12 @@ class MADDPGConfig(SACConfig):
         *,
         agent_policies: Sequence[str] | Any | None = NotProvided,
         exploration_noise: float | Any = NotProvided,
+        local_critics: Sequence[str] | Any = NotProvided,
         **kwargs: Any,
     ) -> MADDPGConfig:
         super().training(**kwargs)
+        if local_critics is not NotProvided:
+            self.local_critics = tuple(local_critics or ())
         if agent_policies is not NotProvided:
             self.agent_policies = None if agent_policies is None else tuple(agent_policies)
         if exploration_noise is not NotProvided:
@@ -122,6 +128,7 @@ class MADDPGConfig(SACConfig):
         return super()._model_config_auto_includes | {
             AGENT_POLICIES: self.agent_policies,
             EXPLORATION_NOISE: self.exploration_noise,
+            LOCAL_CRITICS: self.local_critics,
         }
 
     def get_default_learner_class(self) -> type:
@@ -196,6 +203,13 @@ def check_spaces(config: MADDPGConfig, env: JointEnv) -> None:
             f"agent_policies names {len(config.agent_policies)} policies but {config.env} "
             f"has {len(agents)} agents ({', '.join(agents)}); build it with "
             "rlsuite.multiagent.maddpg.agent_policies(env, by_type(env), env_config)"
+        )
+    policies = list(dict.fromkeys(config.agent_policies or [SHARED]))
+    unknown = [p for p in config.local_critics if p not in policies]
+    if unknown:
+        raise UsageError(
+            f"local_critics names {', '.join(map(repr, unknown))}, which no agent of "
+            f"{config.env} is mapped to; name policies of agent_policies ({', '.join(policies)})"
         )
 
 

@@ -26,7 +26,7 @@ from torch import nn
 
 from rlsuite.multiagent.maddpg.joint_env import OBS
 from rlsuite.multiagent.maddpg.module import Q_BUFFER, Q_OWN, MADDPGTorchRLModule
-from rlsuite.multiagent.maddpg.networks import critic_inputs, per_policy, with_own_actions
+from rlsuite.multiagent.maddpg.networks import per_policy, with_own_actions
 
 INITIAL_ALPHA = "initial_alpha"  # model_config key (MASACConfig's initial_alpha)
 # forward_train outputs besides MADDPG's Q_BUFFER and Q_OWN (the min of the twins), each
@@ -92,7 +92,7 @@ class MASACTorchRLModule(MADDPGTorchRLModule):
     def twin_min(
         self, critics: nn.ModuleDict, twins: nn.ModuleDict, obs: torch.Tensor, actions: torch.Tensor
     ) -> torch.Tensor:
-        inputs = critic_inputs(obs, actions)
+        inputs = self.critic_features(obs, actions)
         first = per_policy(critics, self.agent_policies, inputs)
         second = per_policy(twins, self.agent_policies, inputs)
         return torch.min(first, second).squeeze(-1)

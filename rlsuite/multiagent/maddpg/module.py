@@ -9,7 +9,9 @@ Input: `JointEnv`'s observation (`obs` (B, n_agents, obs_dim) and `agent_rewards
   straight-through Gumbel-softmax one-hots (Lowe et al. 2017, sec. 4), so the critic
   always sees one-hot actions, like the buffer's.
 - Critics (one MLP per policy, `networks.critic_inputs`) read every agent's observation
-  and action, in the env's fixed agent order, plus the valued agent's one-hot.
+  and action, in the env's fixed agent order, plus the valued agent's one-hot. The
+  critics of the policies in `model_config["local_critics"]` read their own agent's only:
+  independent DDPG (or SAC), the baseline MADDPG is compared with.
 - Target copies of actors and critics, updated by DQN's learner with Polyak averaging
   (`tau`, every `target_network_update_freq` env steps) through `TargetNetworkAPI`.
 
@@ -31,12 +33,19 @@ from ray.rllib.core.rl_module.torch.torch_rl_module import TorchRLModule
 from torch import nn
 
 from rlsuite.multiagent.maddpg.joint_env import OBS
-from rlsuite.multiagent.maddpg.networks import critic_inputs, mlp, per_policy, with_own_actions
+from rlsuite.multiagent.maddpg.networks import (
+    critic_inputs,
+    critic_sight,
+    mlp,
+    per_policy,
+    with_own_actions,
+)
 from rlsuite.multiagent.policies import SHARED
 
 # model_config keys the MADDPG config adds (MADDPGConfig._model_config_auto_includes).
 AGENT_POLICIES = "agent_policies"
 EXPLORATION_NOISE = "exploration_noise"
+LOCAL_CRITICS = "local_critics"
 # forward_train outputs, each (B, n_agents): agent i's critic value of ...
 Q_BUFFER = "q_buffer"  # ... the replayed joint action
 Q_OWN = "q_own"  # ... the joint action with agent i's from its current policy
@@ -64,6 +73,7 @@ class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNe
         self.exploration_noise = float(config.get(EXPLORATION_NOISE, 0.1))
         # dict.fromkeys: one network per policy, in the order agents first name them.
         self.policy_ids = list(dict.fromkeys(self.agent_policies))
+        self.sight = critic_sight(self.agent_policies, set(config.get(LOCAL_CRITICS) or ()))
         self.actors = self._per_policy(self.obs_dim, self.actor_output_dim())
         if not self.inference_only:
             self.critics = self._per_policy(self.critic_input_dim(), 1)
@@ -128,7 +138,13 @@ class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNe
         self, critics: nn.ModuleDict, obs: torch.Tensor, actions: torch.Tensor
     ) -> torch.Tensor:
         """(B, n_agents): agent i's critic (its policy's) on `critic_inputs` row i."""
-        return per_policy(critics, self.agent_policies, critic_inputs(obs, actions)).squeeze(-1)
+        return per_policy(critics, self.agent_policies, self.critic_features(obs, actions)).squeeze(
+            -1
+        )
+
+    def critic_features(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
+        """`critic_inputs` as this module's critics see them (local critics: own agent)."""
+        return critic_inputs(obs, actions, self.sight.to(obs.device))
 
     def compute_q_values(self, batch: dict[str, Any]) -> dict[str, Any]:
         """QNetAPI (which DQN's learner requires): the critics on the replayed actions."""
