@@ -138,9 +138,8 @@ class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNe
         self, critics: nn.ModuleDict, obs: torch.Tensor, actions: torch.Tensor
     ) -> torch.Tensor:
         """(B, n_agents): agent i's critic (its policy's) on `critic_inputs` row i."""
-        return per_policy(critics, self.agent_policies, self.critic_features(obs, actions)).squeeze(
-            -1
-        )
+        inputs = self.critic_features(obs, actions)
+        return per_policy(critics, self.agent_policies, inputs).squeeze(-1)
 
     def critic_features(self, obs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
         """`critic_inputs` as this module's critics see them (local critics: own agent)."""

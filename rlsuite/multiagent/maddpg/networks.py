@@ -2,9 +2,10 @@
 
 Agent i's critic reads `[o_1, ..., o_n, a_1, ..., a_n, onehot(i)]`: every agent's
 observation and action in the env's fixed agent order (`JointEnv`'s), then which agent
-it values (a local critic, `critic_sight`, reads zeros in place of the others'). The one-hot lets one critic serve a policy shared by several agents (their
-rewards differ, e.g. spread's collision penalties); with one agent per policy it is
-constant and harmless. In the actor update, agent i's own action comes from its current
+it values (a local critic, `critic_sight`, reads zeros in place of the others'). The
+one-hot lets one critic serve a policy shared by several agents (their rewards differ,
+e.g. spread's collision penalties); with one agent per policy it is constant and
+harmless. In the actor update, agent i's own action comes from its current
 policy and the others' from the replay buffer (Lowe et al. 2017, eq. 5).
 """
 
