@@ -107,20 +107,26 @@ def test_actor_update_replaces_only_the_agents_own_action() -> None:
 def test_every_critic_depends_on_every_agents_observation_and_action(config_class: type) -> None:
     torch.manual_seed(0)
     module = _module(config_class)
+    for agent in range(N_AGENTS):
+        for moved in _critics_moved_by(module, agent):
+            # Every agent's critic (not only the moved agent's) sees the change.
+            assert moved.all()
+
+
+def _critics_moved_by(module: Any, agent: int) -> list[torch.Tensor]:
+    """(B, n_agents) booleans, each critic's value changed or not, when `agent`'s
+    observation moves and when its action does."""
     batch = _batch()
     obs, actions = batch[Columns.OBS][OBS], batch[Columns.ACTIONS]
     base = module.q_values(module.critics, obs, actions)
     assert base.shape == (BATCH, N_AGENTS)
-    for agent in range(N_AGENTS):
-        moved_obs, moved_actions = obs.clone(), actions.clone()
-        moved_obs[:, agent] += 1.0
-        moved_actions[:, agent] *= -1.0
-        for changed in (
-            module.q_values(module.critics, moved_obs, actions),
-            module.q_values(module.critics, obs, moved_actions),
-        ):
-            # Every agent's critic (not only the moved agent's) sees the change.
-            assert ((changed - base).abs() > 0).all(dim=0).all()
+    moved_obs, moved_actions = obs.clone(), actions.clone()
+    moved_obs[:, agent] += 1.0
+    moved_actions[:, agent] *= -1.0
+    return [
+        (module.q_values(module.critics, moved_obs, actions) - base).abs() > 0,
+        (module.q_values(module.critics, obs, moved_actions) - base).abs() > 0,
+    ]
 
 
 @pytest.mark.parametrize("config_class", [MADDPGConfig, MASACConfig])
@@ -131,20 +137,10 @@ def test_a_local_critic_sees_only_its_own_agent(config_class: type) -> None:
     spec = _config(config_class).training(local_critics=["prey"]).get_default_rl_module_spec()
     spec.observation_space, spec.action_space = _spaces()
     module = spec.build()
-    batch = _batch()
-    obs, actions = batch[Columns.OBS][OBS], batch[Columns.ACTIONS]
-    base = module.q_values(module.critics, obs, actions)
     prey = POLICIES.index("prey")
     hunters = [i for i, p in enumerate(POLICIES) if p != "prey"]
     for agent in range(N_AGENTS):
-        moved_obs, moved_actions = obs.clone(), actions.clone()
-        moved_obs[:, agent] += 1.0
-        moved_actions[:, agent] *= -1.0
-        for changed in (
-            module.q_values(module.critics, moved_obs, actions),
-            module.q_values(module.critics, obs, moved_actions),
-        ):
-            moved = (changed - base).abs() > 0
+        for moved in _critics_moved_by(module, agent):
             if agent == prey:
                 assert moved[:, prey].all()
             else:
