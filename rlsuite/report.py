@@ -48,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"rlsuite.report: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    path = markdown.write(configs, args.output)
-    print(f"report: {path} ({', '.join(sorted(p.name for p in args.output.glob('*.png')))})")
+    path, figures = markdown.write(configs, args.output)
+    print(f"report: {path} ({', '.join(figure.name for figure in figures)})")
     return 0
 
 

@@ -102,3 +102,18 @@ def _assert_supervised_trial(trial: dict, trial_dir: Path) -> None:
     tags = tensorboard_scalars(trial_dir)
     for key in metrics.SUPERVISED_METRICS:
         assert TENSORBOARD_PREFIX + key in tags, sorted(tags)
+
+
+def test_a_one_node_ray_starts_no_preemption_watcher(cifar_sweep: SupervisedSweep) -> None:
+    """Ray Train's preemption watcher (an actor per Train run) has nowhere to move a run
+    on one node; the suite leaves it out there (rlsuite/supervised/trainable.py). Each Ray
+    worker's log opens with the name of the actor it ran."""
+    logs = cifar_sweep.experiment_dir / "logs" / "ray"
+    actors = [
+        line.removeprefix(":actor_name:")
+        for log in logs.glob("worker-*.out")
+        for line in log.read_text().splitlines()[:2]
+        if line.startswith(":actor_name:")
+    ]
+    assert actors.count("RayTrainWorker") == len(cifar_sweep.trials()) == 2, actors
+    assert "PreemptionWatcher" not in actors, actors

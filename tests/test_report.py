@@ -40,8 +40,12 @@ def test_report_renders_figures_and_iqm_table(results: Path, tmp_path: Path) -> 
     other = tmp_path / "ppo_copy"  # a second config to compare (same data, another name)
     shutil.copytree(results, other)
     output = tmp_path / "report"
+    output.mkdir()
+    (output / "pbt_earlier.png").write_bytes(PNG_SIGNATURE)  # an earlier report's figure
     done = report(results, other, "--output", output)
     assert done.returncode == 0, done.stderr[-2000:]
+    # The printed line names this report's figures only.
+    assert done.stdout.strip().endswith("report.md (learning_curves.png, final_scores.png)")
     for name in ("learning_curves.png", "final_scores.png"):
         data = (output / name).read_bytes()
         assert data.startswith(PNG_SIGNATURE) and len(data) > 10_000  # a drawn figure, not a stub

@@ -33,7 +33,8 @@ def learning_curves(configs: list[Config], path: Path) -> Path:
             xs = [trial.series(x_key) for trial in config.trials]
             ys = [trial.series(config.metric) for trial in config.trials]
             grid, mean, low, high = stats.curve_band(xs, ys)
-            axis.plot(grid, mean, color=color, label=f"{config.label} ({len(config.trials)} seeds)")
+            label = f"{config.label} ({_seeds(len(config.trials))})"
+            axis.plot(grid, mean, color=color, label=label)
             axis.fill_between(grid, low, high, color=color, alpha=0.2, linewidth=0)
     for axis, (_, label) in zip(axes, X_AXES, strict=True):
         axis.set_xlabel(label)
@@ -48,6 +49,10 @@ def learning_curves(configs: list[Config], path: Path) -> Path:
     return _save(figure, path)
 
 
+def _seeds(count: int) -> str:
+    return f"{count} seed" if count == 1 else f"{count} seeds"
+
+
 def policy_curves(config: Config, policies: list[str], path: Path) -> Path:
     """Each policy's return against env steps: mean over the trials it played in, 95% band."""
     figure, axis = plt.subplots(figsize=(7, 3.8), layout="constrained")
@@ -57,7 +62,7 @@ def policy_curves(config: Config, policies: list[str], path: Path) -> Path:
         played = [t for t in config.trials if np.isfinite(t.series(key)).any()]
         xs = [trial.series(x_key) for trial in played]
         grid, mean, low, high = stats.curve_band(xs, [trial.series(key) for trial in played])
-        axis.plot(grid, mean, color=color, label=f"{policy} ({len(played)} seeds)")
+        axis.plot(grid, mean, color=color, label=f"{policy} ({_seeds(len(played))})")
         axis.fill_between(grid, low, high, color=color, alpha=0.2, linewidth=0)
     axis.set_xlabel("env steps")
     axis.xaxis.set_major_formatter(FuncFormatter(_thousands))

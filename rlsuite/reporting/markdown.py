@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +12,12 @@ from rlsuite import metrics
 from rlsuite.reporting import figures, policies, stats, sweep
 from rlsuite.reporting.runs import FINAL_WINDOW, Config, Trial
 
+IMAGE_LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 
-def write(configs: list[Config], output: Path) -> Path:
-    """Write `output/report.md` and its PNGs; returns the markdown path."""
+
+def write(configs: list[Config], output: Path) -> tuple[Path, list[Path]]:
+    """Write `output/report.md` and its PNGs; returns the markdown path and the figures it
+    shows (not any other PNG already in `output`)."""
     output.mkdir(parents=True, exist_ok=True)
     finals = [np.array([t.final_score(c.metric) for t in c.trials]) for c in configs]
     lines = [f"# Report: {', '.join(c.label for c in configs)}", ""]
@@ -31,7 +35,7 @@ def write(configs: list[Config], output: Path) -> Path:
             lines += sweep.section(config, output)
     path = output / "report.md"
     path.write_text("\n".join(lines) + "\n")
-    return path
+    return path, [output / name for line in lines for name in IMAGE_LINK.findall(line)]
 
 
 def _score_table(configs: list[Config], finals: list[np.ndarray]) -> list[str]:
