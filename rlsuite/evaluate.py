@@ -22,7 +22,7 @@ from pathlib import Path
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.command import evaluate
 from rlsuite.evaluation.options import EvaluateOptions
-from rlsuite.flags import Parser, non_negative_int, positive_int
+from rlsuite.flags import Parser, exit_with, non_negative_int, positive_int
 
 EXIT_BAD_INPUT = 2
 QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
@@ -115,4 +115,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import atexit
 import sys
 from typing import Any, NoReturn
 
@@ -75,3 +76,13 @@ def parse_literal(raw: str) -> Any:
         return ast.literal_eval(raw)
     except (ValueError, SyntaxError):
         return raw
+
+
+def exit_with(code: int) -> NoReturn:
+    """`sys.exit(code)` without the colour reset Ray leaves for a terminal: Ray's autoscaler
+    logger calls colorama.init() when it is imported, and colorama's exit handler then
+    prints ESC[0m after the program's last line (the suite prints no colours to reset)."""
+    colorama = sys.modules.get("colorama.initialise")
+    if colorama is not None:
+        atexit.unregister(colorama.reset_all)
+    sys.exit(code)

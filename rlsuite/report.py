@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from rlsuite.errors import UsageError
-from rlsuite.flags import Parser
+from rlsuite.flags import Parser, exit_with
 from rlsuite.outputs import check_output_dir
 from rlsuite.reporting import markdown, runs
 
@@ -67,4 +67,4 @@ def _check_comparable(configs: list[runs.Config]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

@@ -13,6 +13,7 @@ import sys
 from rlsuite.errors import UsageError
 from rlsuite.flags import (
     Parser,
+    exit_with,
     non_negative_float,
     non_negative_int,
     positive_float,
@@ -216,4 +217,4 @@ def build_parser() -> Parser:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from rlsuite.errors import UsageError
-from rlsuite.flags import Parser, non_negative_float, positive_float, positive_int
+from rlsuite.flags import Parser, exit_with, non_negative_float, positive_float, positive_int
 from rlsuite.serving.options import BACKENDS, ServeOptions
 
 EXIT_BAD_INPUT = 2
@@ -110,4 +110,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_with(main())

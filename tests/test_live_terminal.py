@@ -32,13 +32,20 @@ def test_a_run_on_a_terminal_shows_a_bar_and_ends_with_the_plain_summary(tmp_pat
     assert "━" in text
     _, view_end, summary = output.rpartition(b"\x1b[?25h")  # the view ends: cursor shown
     assert view_end
-    # Plain lines after it; something in Ray resets the colours (ESC[0m) at exit, also
-    # with --quiet.
-    lines = [line for line in summary.split(b"\r\n") if line.strip() and line != b"\x1b[0m"]
+    # Plain lines after it, and no colour reset at exit (Ray's colorama: rlsuite.flags.exit_with).
+    lines = [line for line in summary.split(b"\r\n") if line.strip()]
     assert not [line for line in lines if b"\x1b" in line], lines
     plain = [line.decode() for line in lines]
     assert re.match(r"PPO_\w+ OK: return ", plain[0]), plain
     assert plain[-1].startswith("results: ")
+
+
+def test_evaluate_on_a_terminal_prints_plain_lines(cartpole_run: Path) -> None:
+    command = [sys.executable, "-m", "rlsuite.evaluate", str(cartpole_run), "--episodes", "2"]
+    output, status = _run_on_a_terminal(command, timeout=120)
+    assert os.waitstatus_to_exitcode(status) == 0, output.decode()[-3000:]
+    assert b"return mean" in output
+    assert b"\x1b" not in output, output[-500:]
 
 
 def _run_on_a_terminal(command: list[str], timeout: float) -> tuple[bytes, int]:
