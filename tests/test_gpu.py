@@ -58,6 +58,15 @@ def test_supervised_run_trains_on_the_gpu(storage: Path) -> None:
     supervised_gpu_run(storage)
 
 
+def test_served_classifier_runs_on_the_replicas_gpu(storage: Path, tmp_path: Path) -> None:
+    """`rlsuite.serve --num-gpus 1`: the replica's model is on its GPU and answers as the
+    model restored on the CPU (to float tolerance)."""
+    from tests.test_serve_supervised import check_image_classifier
+
+    supervised_gpu_run(storage)
+    check_image_classifier(storage / CIFAR.stem, tmp_path, "--num-gpus", "1", atol=1e-4)
+
+
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="DDP over GPUs needs two")
 def test_supervised_run_trains_ddp_over_two_gpus(storage: Path) -> None:
     supervised_gpu_run(storage, "--num-learners", "2")

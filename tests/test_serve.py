@@ -2,45 +2,30 @@
 it (a subprocess on 127.0.0.1 and a free port) and stopped with Ctrl-C (SIGINT).
 
 Served actions equal the RLModule's greedy actions, single- and multi-agent, with torch
-and ONNX; a classifier's probabilities equal the restored model's; every bad request is
-one line with HTTP 400 and the next good request is still answered; a path the server
-cannot serve is one line and exit 2 before Serve starts.
+and ONNX; every bad request is one line with HTTP 400 and the next good request is still
+answered; a path the server cannot serve is one line and exit 2 before Serve starts.
+Classifiers (ResNet, BERT) on a running cluster: tests/test_serve_supervised.py.
 """
 
 from __future__ import annotations
 
-import base64
-import contextlib
-import http.client
-import io
 import json
-import os
 import shutil
-import signal
 import socket
-import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import ray.train
-import torch
 
+from rlsuite import envs
 from rlsuite.evaluation.locate import MODULES_DIR, locate
 from rlsuite.evaluation.policy import load_module, module_ids
 from rlsuite.rl import export
 from rlsuite.serve import main as serve_main
-from rlsuite.supervised.checkpoint import load_model
-from rlsuite.supervised.vision import cifar_transforms
 from tests.helpers import ROOT, free_port, run_cli
+from tests.serve_client import post, request, serving
 
-START_TIMEOUT_S = 240  # a local Ray plus Serve on a busy 2-CPU machine
-STOP_TIMEOUT_S = 90
-REQUEST_TIMEOUT_S = 30
 OBSERVATIONS = 64
 
 
@@ -50,83 +35,9 @@ def train(storage: Path, experiment: str) -> Path:
     return storage / experiment
 
 
-def request(
-    port: int, method: str, path: str, body: bytes = b"", content_type: str = "application/json"
-) -> tuple[int, Any]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
-    try:
-        connection.request(method, path, body=body, headers={"Content-Type": content_type})
-        response = connection.getresponse()
-        return response.status, json.loads(response.read() or b"null")
-    finally:
-        connection.close()
-
-
-def post(port: int, payload: Any) -> tuple[int, Any]:
-    return request(port, "POST", "/act", json.dumps(payload).encode())
-
-
 @pytest.fixture
 def cartpole(cartpole_run: Path) -> Path:
     return cartpole_run  # conftest's smoke PPO CartPole run, read only
-
-
-@contextlib.contextmanager
-def serving(path: Path, logs: Path, *flags: str) -> Iterator[int]:
-    """The server's port while it serves `path`; stopped with SIGINT afterwards."""
-    port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "rlsuite.serve",
-        str(path),
-        "--port",
-        str(port),
-        "--logs-dir",
-        str(logs),
-        *flags,
-    ]
-    printed_file = logs.parent / f"{logs.name}.out"
-    with open(printed_file, "w") as child_out:  # the child's own offset: reads don't move it
-        server = subprocess.Popen(
-            command,
-            cwd=ROOT,
-            stdout=child_out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        )
-    out = open(printed_file)  # noqa: SIM115 (closed below)
-    try:
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while not _ready(port):
-            out.seek(0)
-            assert server.poll() is None, (
-                f"the server ended (exit {server.returncode}): {out.read()[-2000:]}"
-            )
-            assert time.monotonic() < deadline, (
-                f"not ready after {START_TIMEOUT_S} s: {out.read()[-2000:]}"
-            )
-            time.sleep(1)
-        yield port
-    finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        out.seek(0)
-        printed = out.read()
-        out.close()
-    assert server.returncode == 0, printed[-2000:]
-    assert "rlsuite.serve: stopped" in printed
-
-
-def _ready(port: int) -> bool:
-    try:
-        return request(port, "GET", "/ready")[0] == 200
-    except (OSError, http.client.HTTPException, json.JSONDecodeError):
-        return False
 
 
 def observations(checkpoint: Path) -> np.ndarray:
@@ -198,50 +109,37 @@ def test_multi_agent_actions(tmp_path_factory: pytest.TempPathFactory, tmp_path:
         assert post(port, payload) == (200, {"actions": expected})
 
 
-@pytest.mark.slow  # trains a ResNet smoke and starts a server: minutes
-def test_image_classifier(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    from PIL import Image
+@pytest.mark.slow  # trains a pistonball smoke (pixels) and starts a server: minutes
+def test_frame_stacking_sessions(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """ppo_pistonball stacks the last 3 frames in its env-to-module connector: a session
+    keeps them between requests, sessions do not mix, and a reset starts afresh."""
+    pistonball = train(tmp_path_factory.mktemp("results"), "ppo_pistonball")
+    env = envs.make("butterfly/pistonball")
+    observations, _ = env.reset(seed=0)
+    frames = [observations]
+    for _ in range(3):
+        observations, *_ = env.step({a: env.get_action_space(a).sample() for a in observations})
+        frames.append(observations)
+    env.close()
+    steps = [{agent: obs.tolist() for agent, obs in frame.items()} for frame in frames]
 
-    resnet = train(tmp_path_factory.mktemp("results"), "resnet_cifar10")
-    checkpoint = locate(resnet).checkpoint
-    model, config = load_model(ray.train.Checkpoint.from_directory(str(checkpoint)))
-    side = config.image_size
-    pixels = np.random.default_rng(0).integers(0, 256, (2, side, side, 3), dtype=np.uint8)
-    pngs = []
-    for image in pixels:
-        buffer = io.BytesIO()
-        Image.fromarray(image).save(buffer, format="PNG")
-        pngs.append(buffer.getvalue())
-    inputs = torch.stack(
-        [
-            cifar_transforms(config, train=False)(torch.from_numpy(p).permute(2, 0, 1))
-            for p in pixels
-        ]
-    )
-    with torch.no_grad():
-        expected = torch.softmax(model(inputs), dim=-1).numpy()
-    with serving(resnet, tmp_path / "logs") as port:
-        status, answer = request(port, "POST", "/predict", pngs[0], "image/png")
-        assert status == 200
-        np.testing.assert_allclose(answer["probabilities"], expected[:1], atol=1e-5)
-        b64 = {"images": [base64.b64encode(p).decode() for p in pngs]}
-        status, answer = request(port, "POST", "/predict", json.dumps(b64).encode())
-        assert status == 200 and answer["classes"] == expected.argmax(-1).tolist()
-        np.testing.assert_allclose(answer["probabilities"], expected, atol=1e-5)
-        for body, needle in (
-            (b"not an image", "not a decodable PNG or JPEG"),
-            (b'{"images": []}', "non-empty list"),
-            (b'{"images": ["***"]}', "not valid base64"),
-        ):
-            status, answer = request(
-                port,
-                "POST",
-                "/predict",
-                body,
-                "application/octet-stream" if body[:1] != b"{" else "application/json",
-            )
-            assert status == 400 and needle in answer["error"], answer
-            assert request(port, "POST", "/predict", pngs[0], "image/png")[0] == 200
+    def act(step: int, **session: Any) -> dict[str, Any]:
+        status, answer = post(pistonball_port, {"observations": steps[step], **session})
+        assert status == 200, answer
+        return answer["actions"]
+
+    with serving(pistonball, tmp_path / "logs") as pistonball_port:
+        played = [act(t, session_id="a", reset=t == 0) for t in range(2)]
+        act(3, session_id="b", reset=True)  # another session between two of a's steps
+        played += [act(t, session_id="a") for t in range(2, 4)]
+        replayed = [act(t, session_id="c", reset=t == 0) for t in range(4)]
+        fresh = act(3)  # no session: the frame alone, as an episode's first
+        assert act(3, session_id="a", reset=True) == fresh
+        assert act(0) == played[0]  # a session's first step is a fresh episode's
+    assert replayed == played  # greedy actions from the same three frames
+    history = np.array([played[3][agent] for agent in sorted(played[3])])
+    alone = np.array([fresh[agent] for agent in sorted(fresh)])
+    assert not np.allclose(history, alone), "the stacked frames made no difference"
 
 
 def refused(capsys: pytest.CaptureFixture[str], *args: str | Path) -> str:

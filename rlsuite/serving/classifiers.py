@@ -29,26 +29,33 @@ IMAGE_EXAMPLE = 'the PNG/JPEG bytes, or {"images": ["<base64>"]}'
 TEXT_EXAMPLE = '{"texts": ["a gripping film"]}'
 
 
-def load(checkpoint: Path) -> ImageClassifier | TextClassifier:
-    """The classifier a supervised checkpoint holds, by the task of its data set."""
+def load(checkpoint: Path, device: torch.device | None = None) -> ImageClassifier | TextClassifier:
+    """The classifier a supervised checkpoint holds, by the task of its data set, on
+    `device`: by default the replica's GPU when it has one (`--num-gpus`: Ray shows a
+    replica only its own), else the CPU."""
+    device = device or replica_device()
     config = SupervisedConfig.from_dict(checkpoint_files.read_state(checkpoint)["config"])
     if dataset_entry(config.dataset).task == "text":
-        return TextClassifier(checkpoint, config)
+        return TextClassifier(checkpoint, config, device)
     model, config = checkpoint_files.load_model(
         ray.train.Checkpoint.from_directory(str(checkpoint))
     )
-    return ImageClassifier(model, config)
+    return ImageClassifier(model, config, device)
 
 
 class ImageClassifier:
     route = "/predict"
 
-    def __init__(self, model: torch.nn.Module, config: SupervisedConfig) -> None:
-        self.model, self.config = model, config
+    def __init__(
+        self, model: torch.nn.Module, config: SupervisedConfig, device: torch.device
+    ) -> None:
+        self.device = device
+        self.model, self.config = model.to(self.device), config
         self.transform = image_transform(config)
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": f"image classifier ({self.config.model})", "route": self.route}
+        kind = f"image classifier ({self.config.model})"
+        return {"kind": kind, "route": self.route, "device": str(self.device)}
 
     def parse(self, body: bytes, content_type: str) -> list[torch.Tensor]:
         if "json" not in content_type and not body.lstrip().startswith(b"{"):
@@ -71,21 +78,23 @@ class ImageClassifier:
 
     @torch.no_grad()
     def predict(self, images: list[torch.Tensor]) -> list[list[float]]:
-        logits = self.model(torch.stack(images))
-        return torch.softmax(logits.float(), dim=-1).tolist()
+        logits = self.model(torch.stack(images).to(self.device))
+        return torch.softmax(logits.float(), dim=-1).cpu().tolist()
 
 
 class TextClassifier:
     route = "/predict"
 
-    def __init__(self, checkpoint: Path, config: SupervisedConfig) -> None:
+    def __init__(self, checkpoint: Path, config: SupervisedConfig, device: torch.device) -> None:
         from rlsuite.supervised.text import load_for_inference
 
-        self.model, self.tokenizer = load_for_inference(checkpoint)
-        self.config = config
+        self.device = device
+        model, self.tokenizer = load_for_inference(checkpoint)
+        self.model, self.config = model.to(self.device), config
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": f"text classifier ({self.config.model})", "route": self.route}
+        kind = f"text classifier ({self.config.model})"
+        return {"kind": kind, "route": self.route, "device": str(self.device)}
 
     def parse(self, body: bytes, content_type: str) -> list[tuple[str, str | None]]:
         texts = inputs.field(inputs.json_object(body), "texts", TEXT_EXAMPLE)
@@ -114,8 +123,12 @@ class TextClassifier:
             return_attention_mask=True,
             return_tensors="pt",
         )
-        logits = self.model(**encoded).logits
-        return torch.softmax(logits.float(), dim=-1).tolist()
+        logits = self.model(**encoded.to(self.device)).logits
+        return torch.softmax(logits.float(), dim=-1).cpu().tolist()
+
+
+def replica_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def image_transform(config: SupervisedConfig) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, restoring
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
+from rlsuite.launcher.cluster import cluster_runtime_env
 from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
@@ -57,9 +58,11 @@ def prepare(options: ServeOptions, target: Target, logs_dir: Path) -> Model:
         ):
             if given:
                 raise UsageError(f"{flag} does not apply to a classifier checkpoint; drop it")
+        import torch
+
         from rlsuite.serving import classifiers
 
-        classifiers.load(target.checkpoint)
+        classifiers.load(target.checkpoint, torch.device("cpu"))  # restorable? (replicas load it)
         return Model(target.checkpoint, "supervised")
     from rlsuite.serving.policies import ServedPolicy
 
@@ -117,6 +120,8 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
     from ray import serve
     from ray.serve.config import HTTPOptions
 
+    from rlsuite.launcher.tuner import ACTOR_ENV_VARS  # Tune's import: only when serving
+
     stop = threading.Event()
     previous: Any = signal.getsignal(signal.SIGTERM)
     with ray_output_to(logs_dir):
@@ -126,7 +131,14 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             file=out,
         )
         try:
-            ray.init(address=options.address, log_to_driver=False, configure_logging=False)
+            # On a cluster the replicas' nodes get the suite's code as the launcher's trials do.
+            runtime_env = cluster_runtime_env(ACTOR_ENV_VARS) if options.address else None
+            ray.init(
+                address=options.address,
+                runtime_env=runtime_env,
+                log_to_driver=False,
+                configure_logging=False,
+            )
             # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
             previous = signal.signal(signal.SIGTERM, _interrupt)
             serve.start(http_options=HTTPOptions(host=options.host, port=options.port))

@@ -9,7 +9,9 @@ over the wall time; latencies are per request, from send to the parsed answer. T
 clients share the machine with the server: on few CPUs they cost it throughput.
 
 The ceiling is the restored RLModule's `forward_inference` in this process, one
-observation per call (what an unbatched request cannot beat) and `batch` per call.
+observation per call (what an unbatched request cannot beat) and `batch` per call. The
+floor is Serve itself: the same load on an app that reads each request and answers it
+with no model (benchmarks/serve_floor.py), which no Serve app exceeds on the machine.
 """
 
 from __future__ import annotations
@@ -34,13 +36,15 @@ import numpy as np
 from benchmarks.common import ROOT, run_child
 
 START_TIMEOUT_S = 300
+# Serve's HTTP path with no model (benchmarks/serve_floor.py): what batching cannot beat.
+FLOOR = "serve floor"
 REQUEST_TIMEOUT_S = 30
 
 
 @dataclass(frozen=True)
 class Load:
     mode: str
-    """batched or unbatched."""
+    """batched, unbatched or serve floor."""
     concurrency: int
     requests: int
     """Answered (status 200)."""
@@ -65,27 +69,30 @@ class ServeBenchResult:
     """Observations per second in in-process forward passes of `batch` observations."""
     batch: int
 
-    def speedup(self, concurrency: int) -> float | None:
+    def speedup(self, concurrency: int, over: str = "unbatched") -> float | None:
+        """Batched requests/s over `over`'s (unbatched, or the serve floor's)."""
         rates = {
             load.mode: load.requests_per_s for load in self.loads if load.concurrency == concurrency
         }
-        if rates.get("unbatched"):
-            return rates.get("batched", 0.0) / rates["unbatched"]
+        if rates.get(over):
+            return rates.get("batched", 0.0) / rates[over]
         return None
 
     def report(self) -> str:
         lines = [
             f"checkpoint {self.checkpoint}, batched: --max-batch-size {self.max_batch_size}",
-            f"{'mode':<10} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7}",
+            f"{'mode':<11} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7}",
         ]
         for load in self.loads:
             lines.append(
-                f"{load.mode:<10} {load.concurrency:>5} {load.requests_per_s:>9.1f} {load.p50_ms:>8.1f} {load.p99_ms:>8.1f} {load.requests:>9} {load.failed:>7}"
+                f"{load.mode:<11} {load.concurrency:>5} {load.requests_per_s:>9.1f} {load.p50_ms:>8.1f} {load.p99_ms:>8.1f} {load.requests:>9} {load.failed:>7}"
             )
         for concurrency in sorted({load.concurrency for load in self.loads}):
-            speedup = self.speedup(concurrency)
-            if speedup is not None:
-                lines.append(f"batched / unbatched at concurrency {concurrency}: {speedup:.2f}x")
+            speedup, of_floor = self.speedup(concurrency), self.speedup(concurrency, FLOOR)
+            if speedup is not None and of_floor is not None:
+                lines.append(
+                    f"concurrency {concurrency}: batched {speedup:.2f}x unbatched, {of_floor:.0%} of the serve floor's requests/s"
+                )
         lines.append(
             f"ceiling (in-process RLModule): {self.ceiling_single_per_s:.0f} calls/s of 1 observation, {self.ceiling_batch_obs_per_s:.0f} observations/s in calls of {self.batch}"
         )
@@ -126,8 +133,13 @@ def measure(
         checkpoint = locate(path).checkpoint
         observations = _observations(checkpoint)
         loads = []
-        for mode, size in (("batched", max_batch_size), ("unbatched", 1)):
-            with _server(path, size, batch_wait_ms) as port:
+        servers = {
+            "batched": _serve_command(path, max_batch_size, batch_wait_ms),
+            "unbatched": _serve_command(path, 1, batch_wait_ms),
+            FLOOR: [sys.executable, str(Path(__file__).with_name("serve_floor.py"))],
+        }
+        for mode, command in servers.items():
+            with _server(command) as port:
                 for concurrency in concurrencies:
                     loads.append(
                         _load(port, mode, concurrency, observations, requests, max_seconds)
@@ -143,13 +155,18 @@ def _observations(checkpoint: Path) -> list[list[float]]:
     return export.sample_observations(load_module(checkpoint), 256, seed=0).tolist()
 
 
-@contextlib.contextmanager
-def _server(path: Path, max_batch_size: int, batch_wait_ms: float) -> Iterator[int]:
-    port = _free_port()
-    command = [
-        sys.executable, "-m", "rlsuite.serve", str(path), "--port", str(port),
+def _serve_command(path: Path, max_batch_size: int, batch_wait_ms: float) -> list[str]:
+    return [
+        sys.executable, "-m", "rlsuite.serve", str(path),
         "--max-batch-size", str(max_batch_size), "--batch-wait-ms", str(batch_wait_ms),
     ]  # fmt: skip
+
+
+@contextlib.contextmanager
+def _server(command: list[str]) -> Iterator[int]:
+    """The port of `command --port PORT` once it answers GET /ready."""
+    port = _free_port()
+    command = [*command, "--port", str(port)]
     with tempfile.TemporaryFile("w+") as out:
         server = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
         try:

@@ -1,0 +1,49 @@
+"""Ray Serve's own cost per request, for bench_serve's floor: an app that answers
+`POST /act` with a fixed action after reading the JSON body, and nothing else (no model,
+no connectors, no batching), behind the same HTTP proxy and with the same
+`max_ongoing_requests` as `rlsuite.serve`. What it cannot exceed, no model server on
+Serve exceeds on this machine. Runs until SIGINT.
+
+python scripts/benchmarks/serve_floor.py --port PORT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+
+import ray
+from ray import serve
+from ray.serve.config import HTTPOptions
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from rlsuite.serving.app import MAX_ONGOING
+
+
+class Floor:
+    async def __call__(self, request: Request) -> JSONResponse:
+        if request.method == "GET":
+            return JSONResponse({"status": "ok"})
+        body = json.loads(await request.body())
+        return JSONResponse({"actions": [0] * len(body["observations"])})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--port", type=int, required=True)
+    port = parser.parse_args().port
+    stop = threading.Event()
+    signal.signal(signal.SIGINT, lambda *_: stop.set())
+    ray.init(log_to_driver=False)
+    serve.start(http_options=HTTPOptions(host="127.0.0.1", port=port))
+    app = serve.deployment(name="floor", max_ongoing_requests=MAX_ONGOING)(Floor).bind()
+    serve.run(app, name="floor", route_prefix="/", blocking=False)
+    stop.wait()
+    ray.shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""A client of `python -m rlsuite.serve` for the tests: the server started as a user starts
+it (a subprocess on 127.0.0.1 and a free port), plain HTTP requests, Ctrl-C to stop."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tests.helpers import ROOT, free_port
+
+START_TIMEOUT_S = 240  # a local Ray plus Serve on a busy 2-CPU machine
+STOP_TIMEOUT_S = 90
+REQUEST_TIMEOUT_S = 30
+
+
+def request(
+    port: int, method: str, path: str, body: bytes = b"", content_type: str = "application/json"
+) -> tuple[int, Any]:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
+    try:
+        connection.request(method, path, body=body, headers={"Content-Type": content_type})
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+def post(port: int, payload: Any) -> tuple[int, Any]:
+    return request(port, "POST", "/act", json.dumps(payload).encode())
+
+
+@contextlib.contextmanager
+def serving(
+    path: Path, logs: Path, *flags: str, env: dict[str, str] | None = None
+) -> Iterator[int]:
+    """The server's port while it serves `path`; stopped with SIGINT afterwards."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "rlsuite.serve",
+        str(path),
+        "--port",
+        str(port),
+        "--logs-dir",
+        str(logs),
+        *flags,
+    ]
+    printed_file = logs.parent / f"{logs.name}.out"
+    with open(printed_file, "w") as child_out:  # the child's own offset: reads don't move it
+        server = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdout=child_out,
+            stderr=subprocess.STDOUT,
+            env={**(env or os.environ), "PYTHONUNBUFFERED": "1"},
+        )
+    out = open(printed_file)  # noqa: SIM115 (closed below)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not _ready(port):
+            out.seek(0)
+            assert server.poll() is None, (
+                f"the server ended (exit {server.returncode}): {out.read()[-2000:]}"
+            )
+            assert time.monotonic() < deadline, (
+                f"not ready after {START_TIMEOUT_S} s: {out.read()[-2000:]}"
+            )
+            time.sleep(1)
+        yield port
+    finally:
+        server.send_signal(signal.SIGINT)
+        try:
+            server.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+        out.seek(0)
+        printed = out.read()
+        out.close()
+    assert server.returncode == 0, printed[-2000:]
+    assert "rlsuite.serve: stopped" in printed
+
+
+def _ready(port: int) -> bool:
+    try:
+        return request(port, "GET", "/ready")[0] == 200
+    except (OSError, http.client.HTTPException, json.JSONDecodeError):
+        return False
