@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
 
 from rlsuite import metrics
 from rlsuite.errors import PerturbationIgnoredError
 from rlsuite.multiagent import shared
 from rlsuite.multiagent.maddpg import MADDPGConfig, agent_policies, joint
+from rlsuite.multiagent.qmix import QMIXConfig, grouped
 from rlsuite.results import read_results, trial_dirs
 from rlsuite.rl import pbt_check as pbt
 from tests.helpers import ROOT, RayCluster, local_ray, run_cli
@@ -165,6 +167,37 @@ def test_check_reads_maddpgs_actor_and_critic_optimizers() -> None:
             optimizers = dict(learner.get_optimizers_for_module(module_id))
             optimizers["policy"].param_groups[0]["lr"] = 5e-4
             with pytest.raises(PerturbationIgnoredError, match=r"actor_lr=0.0005 \(config 0.001\)"):
+                pbt.check_learner_follows_config(algorithm=algorithm)
+        finally:
+            algorithm.stop()
+
+
+def test_check_reads_the_env_runners_epsilon_schedule() -> None:
+    """DQN-family exploration (here QMIX's) is built from the config's `epsilon` in the env
+    runners' modules: a module left with another schedule fails the check."""
+    config = (
+        QMIXConfig()
+        .environment(**grouped("mpe/simple_spread"))
+        .env_runners(num_env_runners=0)
+        .training(epsilon=[(0, 1.0), (1_000, 0.1)])
+    )
+    with local_ray():
+        algorithm = config.build_algo()
+        try:
+            pbt.check_learner_follows_config(algorithm=algorithm)
+            (module_id, epsilon), *_ = pbt.runner_epsilons(algorithm.env_runner).items()
+            assert epsilon == [[0, 1.0], [1_000, 0.1]]
+            module = algorithm.env_runner.module
+            if isinstance(module, MultiRLModule):
+                module = module[module_id]
+            module.model_config["epsilon"] = [(0, 1.0), (1_000, 0.05)]  # a donor's schedule
+            donor, config_value = (
+                r"\[\[0, 1.0\], \[1000, 0.05\]\]",
+                r"\[\[0, 1.0\], \[1000, 0.1\]\]",
+            )
+            with pytest.raises(
+                PerturbationIgnoredError, match=rf"epsilon={donor} \(config {config_value}\)"
+            ):
                 pbt.check_learner_follows_config(algorithm=algorithm)
         finally:
             algorithm.stop()

@@ -1,11 +1,13 @@
-"""Checks that what PBT perturbed is what the learner actually uses.
+"""Checks that what PBT perturbed is what the learner (and the env runners) actually use.
 
 RLlib has had bugs where a perturbed value was silently ignored after the exploited
 checkpoint was restored (the optimizer's saved learning rate won, ray issue 62173) or
 mutations were dropped after restore (54755). A trial whose learner disagrees with its
 config would report results for hyperparameters it never used, so after every training
 iteration (an exploit is followed by one) the learner's values are compared with the
-trial's config and the trial fails loudly on a mismatch.
+trial's config and the trial fails loudly on a mismatch. The epsilon-greedy schedule of
+DQN-family configs (RLlib's DQN, the suite's QMIX) lives in the env runners' modules,
+built from their model config: that is compared with the trial's `epsilon` too.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import Any
 
 from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.learner.learner import Learner
+from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
 
 from rlsuite.errors import PerturbationIgnoredError
 
@@ -68,8 +72,41 @@ def mismatches(expected: dict[str, float], actual: dict[str, dict[str, float]]) 
     return found
 
 
+def runner_epsilons(runner: Any) -> dict[str, Any]:
+    """Per module of an env runner: the epsilon schedule its exploration was built with."""
+    module = getattr(runner, "module", None)
+    if module is None:
+        return {}
+    modules = module.items() if isinstance(module, MultiRLModule) else [(DEFAULT_MODULE_ID, module)]
+    return {
+        module_id: _plain(m.model_config["epsilon"])
+        for module_id, m in modules
+        if isinstance(m.model_config, dict) and "epsilon" in m.model_config
+    }
+
+
+def _plain(value: Any) -> Any:
+    """Schedules as nested lists: Tune hands tuples back as lists."""
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def epsilon_mismatches(algorithm: Algorithm) -> list[str]:
+    expected = getattr(algorithm.config, "epsilon", None)
+    if expected is None or algorithm.env_runner_group is None:
+        return []
+    found = []
+    for epsilons in algorithm.env_runner_group.foreach_env_runner(runner_epsilons):
+        for module_id, epsilon in epsilons.items():
+            if epsilon != _plain(expected):
+                found.append(f"{module_id} epsilon={epsilon} (config {_plain(expected)})")
+    return found
+
+
 def check_learner_follows_config(*, algorithm: Algorithm, **_: Any) -> None:
-    """RLlib `on_train_result` callback: raise if a learner ignores the trial's config."""
+    """RLlib `on_train_result` callback: raise if a learner or an env runner ignores the
+    trial's config."""
     assert algorithm.config is not None and algorithm.learner_group is not None
     expected = expected_settings(algorithm.config)
     for call in algorithm.learner_group.foreach_learner(learner_settings):
@@ -79,6 +116,12 @@ def check_learner_follows_config(*, algorithm: Algorithm, **_: Any) -> None:
                 "PBT: the learner trains with other values than the trial's config: "
                 + "; ".join(found)
             )
+    found = epsilon_mismatches(algorithm)
+    if found:
+        raise PerturbationIgnoredError(
+            "PBT: the env runners explore with another epsilon schedule than the trial's config: "
+            + "; ".join(found)
+        )
 
 
 def with_check(config: AlgorithmConfig) -> AlgorithmConfig:
