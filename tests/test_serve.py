@@ -123,12 +123,13 @@ def test_frame_stacking_sessions(tmp_path_factory: pytest.TempPathFactory, tmp_p
     env.close()
     steps = [{agent: obs.tolist() for agent, obs in frame.items()} for frame in frames]
 
-    def act(step: int, **session: Any) -> dict[str, Any]:
-        status, answer = post(pistonball_port, {"observations": steps[step], **session})
-        assert status == 200, answer
-        return answer["actions"]
+    with serving(pistonball, tmp_path / "logs") as port:
 
-    with serving(pistonball, tmp_path / "logs") as pistonball_port:
+        def act(step: int, **session: Any) -> dict[str, Any]:
+            status, answer = post(port, {"observations": steps[step], **session})
+            assert status == 200, answer
+            return answer["actions"]
+
         played = [act(t, session_id="a", reset=t == 0) for t in range(2)]
         act(3, session_id="b", reset=True)  # another session between two of a's steps
         played += [act(t, session_id="a") for t in range(2, 4)]
