@@ -27,6 +27,7 @@ import ray
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from rlsuite.evaluate import main as evaluate_main
+from rlsuite.launcher.cluster import ensure_auth_token
 from rlsuite.run import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -200,6 +201,7 @@ def ray_head(num_cpus: int, *options: str) -> Iterator[RayCluster]:
     of its own, with a temp dir of its own (where `ray start` writes the address that
     `ray.init()` without one would join: other tests' Ray stays off it). Stopping it
     signals that session only: `ray stop` would stop every Ray on the machine."""
+    ensure_auth_token()  # `ray start` with token auth refuses to start without one
     port = free_port()
     # Short: Ray's socket paths under it have a length limit.
     temp_dir = tempfile.mkdtemp(prefix="rlsuite-ray-", dir="/tmp")

@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from threading import Barrier
 
 import pytest
 
 from rlsuite.errors import UsageError
-from rlsuite.launcher.cluster import check_resources, filesystem_type
+from rlsuite.launcher.cluster import check_resources, ensure_auth_token, filesystem_type
 from tests.helpers import (
     RAY,
     ROOT,
@@ -34,6 +37,7 @@ def cluster() -> Iterator[dict[str, str]]:
     """Two nodes, each a `ray start --block` process in a session of its own: tearing
     them down stops this cluster's processes only (`ray stop` would stop every Ray on the
     machine, including other tests' running beside this one under pytest-xdist)."""
+    ensure_auth_token()  # `ray start` with token auth refuses to start without one
     port, dashboard = free_port(), free_port()
     # Ray writes the address of the cluster `ray start` launched into TEMP_DIR/ray_current_cluster,
     # where `ray.init()` and the state API without an address look: a temp dir of this
@@ -149,3 +153,39 @@ def test_check_resources_names_every_missing_resource() -> None:
 
 def test_filesystem_type_of_a_local_path(tmp_path: Path) -> None:
     assert filesystem_type(tmp_path / "not" / "yet") not in (None, "nfs", "nfs4")
+
+
+def test_auth_token_is_written_once_and_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs that start at once on a new machine agree on one token: the first to publish
+    it wins, the rest read it (Ray's own writer would let a later run overwrite it)."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for variable in ("RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"):
+        monkeypatch.delenv(variable, raising=False)
+    token_file = tmp_path / ".ray" / "auth_token"
+    start = Barrier(8)
+
+    def start_a_run(_: int) -> str:
+        start.wait()
+        ensure_auth_token()
+        return token_file.read_text()  # the token this run's Ray would start with
+
+    for _ in range(5):  # a lost race shows only now and then: try it a few times
+        token_file.unlink(missing_ok=True)
+        with ThreadPoolExecutor(8) as pool:
+            seen = set(pool.map(start_a_run, range(8)))
+        token = token_file.read_text()
+        assert seen == {token}
+    assert re.fullmatch(r"[0-9a-f]{64}", token), token
+    assert [p.name for p in token_file.parent.iterdir()] == ["auth_token"]  # no drafts left
+    ensure_auth_token()
+    assert token_file.read_text() == token  # an existing token is kept
+
+    token_file.unlink()
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    ensure_auth_token()
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "from-the-environment")
+    ensure_auth_token()
+    assert not token_file.exists()  # no file where Ray reads no file

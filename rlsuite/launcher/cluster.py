@@ -7,7 +7,9 @@ cannot fit fails in a second with the missing resource named, instead of pending
 from __future__ import annotations
 
 import os
+import secrets
 import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,35 @@ def cluster_runtime_env(env_vars: dict[str, str], setup_hook: str | None = None)
     if setup_hook:
         runtime_env["worker_process_setup_hook"] = setup_hook
     return runtime_env
+
+
+def ensure_auth_token() -> None:
+    """Create Ray's token file (~/.ray/auth_token) if token authentication needs one and
+    none exists, so that Ray finds one and does not write its own.
+
+    Why not leave it to Ray 2.60: a local `ray.init()` that finds no token writes one with
+    a plain `open("w")`, so two runs starting at once on a new machine can each write a
+    different token, and the Ray whose token was overwritten cannot be joined; `ray start`
+    with RAY_AUTH_MODE=token refuses to start at all without the file. A hard link
+    publishes the file whole, and only if it is still missing."""
+    if os.environ.get("RAY_AUTH_MODE", "token").lower() != "token":
+        return
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH"):
+        return
+    path = Path.home() / ".ray" / "auth_token"
+    if path.exists():
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(
+        "w", dir=path.parent, prefix=".auth_token.", delete=False
+    ) as draft:
+        draft.write(secrets.token_hex(32))  # as Ray's own generator: 256 random bits
+    try:
+        os.link(draft.name, path)
+    except FileExistsError:
+        pass  # another process published its token first: Ray reads that one
+    finally:
+        os.unlink(draft.name)
 
 
 def connect(

@@ -135,6 +135,7 @@ def _init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> Non
     # API, through which rlsuite.launcher.failures reads a crashed env runner's error and
     # Ray Train's PlacementGroupCleaner frees the workers of a TorchTrainer that Tune
     # stopped (a PBT exploit; without it the next trial waits for them forever).
+    cluster.ensure_auth_token()
     ray.init(
         address="local",
         num_cpus=cpus,

@@ -17,7 +17,7 @@ from typing import Any
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, restoring
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
-from rlsuite.launcher.cluster import cluster_runtime_env
+from rlsuite.launcher.cluster import cluster_runtime_env, ensure_auth_token
 from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
@@ -133,6 +133,8 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
         try:
             # On a cluster the replicas' nodes get the suite's code as the launcher's trials do.
             runtime_env = cluster_runtime_env(ACTOR_ENV_VARS) if options.address else None
+            if not options.address:
+                ensure_auth_token()
             ray.init(
                 address=options.address,
                 runtime_env=runtime_env,
