@@ -19,7 +19,14 @@ from threading import Barrier
 import pytest
 
 from rlsuite.errors import UsageError
-from rlsuite.launcher.cluster import check_resources, ensure_auth_token, filesystem_type
+from rlsuite.launcher import cluster as launcher_cluster
+from rlsuite.launcher.cluster import (
+    check_resources,
+    check_shared_storage,
+    ensure_auth_token,
+    filesystem_type,
+)
+from rlsuite.serving.command import check_checkpoint_shared
 from tests.helpers import (
     RAY,
     ROOT,
@@ -189,3 +196,32 @@ def test_auth_token_is_written_once_and_whole(
     monkeypatch.setenv("RAY_AUTH_TOKEN", "from-the-environment")
     ensure_auth_token()
     assert not token_file.exists()  # no file where Ray reads no file
+
+
+def test_local_disk_is_refused_on_a_cluster_of_several_hosts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Results (the launcher's --storage-path) and a served checkpoint must be on storage
+    every host reaches; nodes of one host share its disk. Two hosts are faked: the test
+    cluster runs on one machine."""
+    nodes = [
+        {"NodeManagerAddress": "10.0.0.1", "Alive": True},
+        {"NodeManagerAddress": "10.0.0.2", "Alive": True},
+    ]
+    monkeypatch.setattr(launcher_cluster.ray, "nodes", lambda: nodes)
+    monkeypatch.setattr(launcher_cluster, "filesystem_type", lambda path: "ext4")
+    local = f"{tmp_path} is on this machine's ext4 disk but the cluster spans 2 hosts"
+    with pytest.raises(UsageError, match=re.escape(f"--storage-path {local}; use s3://")):
+        check_shared_storage(str(tmp_path))
+    with pytest.raises(UsageError, match=re.escape(f"checkpoint {local}, where the replicas")):
+        check_checkpoint_shared(tmp_path)
+    check_shared_storage("s3://bucket/results")  # remote storage: every node reaches it
+
+    nodes[1]["Alive"] = False  # a dead node's host is no longer part of the cluster
+    check_shared_storage(str(tmp_path))
+    check_checkpoint_shared(tmp_path)
+
+    nodes[1]["Alive"] = True
+    monkeypatch.setattr(launcher_cluster, "filesystem_type", lambda path: "nfs4")
+    check_shared_storage(str(tmp_path))
+    check_checkpoint_shared(tmp_path)

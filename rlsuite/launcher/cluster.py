@@ -138,17 +138,25 @@ def check_resources(needed: dict[str, float], available: dict[str, float]) -> No
 
 def check_shared_storage(storage_path: str) -> None:
     """On a cluster spanning several hosts, results must go where every node can write."""
-    if storage_path.startswith(REMOTE_STORAGE_PREFIXES):
-        return
+    problem = unshared(storage_path)
+    if problem:
+        raise UsageError(
+            f"--storage-path {storage_path} {problem}; use s3://bucket/path or a shared file system (NFS)"
+        )
+
+
+def unshared(path: str) -> str | None:
+    """Why the connected cluster's other hosts cannot reach `path`, or None where they can
+    (a remote URI, a shared file system, or a cluster on one host)."""
+    if path.startswith(REMOTE_STORAGE_PREFIXES):
+        return None
     hosts = {node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"]}
     if len(hosts) <= 1:
-        return  # one host: its local disk is shared by all its nodes
-    fstype = filesystem_type(Path(storage_path))
-    if fstype not in SHARED_FILESYSTEMS:
-        raise UsageError(
-            f"--storage-path {storage_path} is on this machine's {fstype or 'local'} disk but the "
-            f"cluster spans {len(hosts)} hosts; use s3://bucket/path or a shared file system (NFS)"
-        )
+        return None  # one host: its local disk is shared by all its nodes
+    fstype = filesystem_type(Path(path))
+    if fstype in SHARED_FILESYSTEMS:
+        return None
+    return f"is on this machine's {fstype or 'local'} disk but the cluster spans {len(hosts)} hosts"
 
 
 def filesystem_type(path: Path) -> str | None:

@@ -17,7 +17,7 @@ from typing import Any
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, restoring
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
-from rlsuite.launcher.cluster import cluster_runtime_env, ensure_auth_token
+from rlsuite.launcher.cluster import cluster_runtime_env, ensure_auth_token, unshared
 from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
@@ -141,6 +141,8 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 log_to_driver=False,
                 configure_logging=False,
             )
+            if options.address:
+                check_checkpoint_shared(target.checkpoint)
             # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
             previous = signal.signal(signal.SIGTERM, _interrupt)
             serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
@@ -175,6 +177,16 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             signal.signal(signal.SIGTERM, previous)
             signal.signal(signal.SIGINT, previous_int)
         print("rlsuite.serve: stopped", file=out)
+
+
+def check_checkpoint_shared(checkpoint: Path) -> None:
+    """The replicas load the checkpoint from its path on their own nodes: on a cluster of
+    several hosts that path must be on storage they all mount."""
+    problem = unshared(str(checkpoint))
+    if problem:
+        raise UsageError(
+            f"checkpoint {checkpoint} {problem}, where the replicas cannot read it; put the results on a file system every node mounts at the same path (NFS)"
+        )
 
 
 def _route(model: Model) -> str:
