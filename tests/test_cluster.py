@@ -7,10 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,46 +25,17 @@ from rlsuite.launcher.cluster import (
     filesystem_type,
 )
 from rlsuite.serving.command import check_checkpoint_shared
-from tests.helpers import (
-    RAY,
-    ROOT,
-    TOKEN_ENV,
-    free_port,
-    run_cli,
-    start_ray_node,
-    stop_ray_node,
-    wait_for_nodes,
-)
+from tests.helpers import ROOT, TOKEN_ENV, run_cli
+from tests.ray_nodes import two_node_cluster
 
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[dict[str, str]]:
-    """Two nodes, each a `ray start --block` process in a session of its own: tearing
-    them down stops this cluster's processes only (`ray stop` would stop every Ray on the
-    machine, including other tests' running beside this one under pytest-xdist)."""
-    ensure_auth_token()  # `ray start` with token auth refuses to start without one
-    port, dashboard = free_port(), free_port()
-    # Ray writes the address of the cluster `ray start` launched into TEMP_DIR/ray_current_cluster,
-    # where `ray.init()` and the state API without an address look: a temp dir of this
-    # cluster's own keeps other tests' Ray off it (short: socket paths have a length limit).
-    temp_dir = tempfile.mkdtemp(prefix="rlsuite-cluster-", dir="/tmp")
-    head = [RAY, "start", "--head", "--block", "--num-cpus", "1", "--port", str(port)]
-    head += ["--temp-dir", temp_dir]
-    head += ["--dashboard-port", str(dashboard), "--resources", '{"head_node": 1}']
-    second = [RAY, "start", "--address", f"127.0.0.1:{port}", "--block", "--num-cpus", "1"]
-    second += ["--resources", '{"second_node": 1}']
-    address = f"127.0.0.1:{port}"
-    nodes: list[subprocess.Popen[bytes]] = []
-    try:
-        nodes.append(start_ray_node(head))
-        wait_for_nodes(address, 1)
-        nodes.append(start_ray_node(second))
-        wait_for_nodes(address, 2)
-        yield {"address": address, "dashboard": f"http://127.0.0.1:{dashboard}"}
-    finally:
-        for node in reversed(nodes):
-            stop_ray_node(node, grace_s=10)
-        shutil.rmtree(temp_dir, ignore_errors=True)
+    """Two nodes of one CPU each, with a custom resource each."""
+    head = ["--resources", '{"head_node": 1}']
+    second = ["--resources", '{"second_node": 1}']
+    with two_node_cluster(1, 1, head, second) as nodes:
+        yield {"address": nodes.address, "dashboard": nodes.dashboard}
 
 
 def _client(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -6,20 +6,25 @@ from __future__ import annotations
 
 import itertools
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
+from ray.train import Checkpoint
+from ray.train._internal.session import _TrainingResult
 
 from rlsuite import metrics
 from rlsuite.errors import PerturbationIgnoredError
 from rlsuite.multiagent import shared
 from rlsuite.multiagent.maddpg import MADDPGConfig, agent_policies, joint
 from rlsuite.multiagent.qmix import QMIXConfig, grouped
+from rlsuite.pbt import EXPLOITED_CHECKPOINT, _KeepsExploitedCheckpoint
 from rlsuite.results import read_results, trial_dirs
 from rlsuite.rl import pbt_check as pbt
 from tests.helpers import ROOT, RayCluster, local_ray, run_cli
@@ -201,3 +206,41 @@ def test_check_reads_the_env_runners_epsilon_schedule() -> None:
                 pbt.check_learner_follows_config(algorithm=algorithm)
         finally:
             algorithm.stop()
+
+
+def test_an_exploiting_trial_keeps_a_copy_the_donor_cannot_delete(tmp_path: Path) -> None:
+    """The trial restores from a copy in its own directory: the donor's checkpoint
+    retention may delete the original before the trial starts again."""
+
+    class Base:
+        def _exploit(self, tune_controller: object, trial: object, trial_to_clone: object) -> None:
+            manager = trial.run_metadata.checkpoint_manager  # type: ignore[attr-defined]
+            donor = trial_to_clone.checkpoint_dir  # type: ignore[attr-defined]
+            manager._latest_checkpoint_result = _TrainingResult(
+                Checkpoint.from_directory(donor), {"score": 1.0}
+            )  # what Tune's PBT does: point at the donor's checkpoint
+
+    class Scheduler(_KeepsExploitedCheckpoint, Base):
+        pass
+
+    def donor_with(weights: str) -> SimpleNamespace:
+        checkpoint_dir = tmp_path / f"donor_{weights}" / "checkpoint_000004"
+        checkpoint_dir.mkdir(parents=True)
+        (checkpoint_dir / "weights").write_text(weights)
+        return SimpleNamespace(checkpoint_dir=str(checkpoint_dir))
+
+    manager = SimpleNamespace(_latest_checkpoint_result=None)
+    trial_dir = tmp_path / "exploiting_trial"
+    trial_dir.mkdir()
+    trial = SimpleNamespace(
+        run_metadata=SimpleNamespace(checkpoint_manager=manager),
+        storage=SimpleNamespace(trial_fs_path=str(trial_dir)),
+    )
+    for weights in ("first", "second"):  # a second exploit replaces the first copy
+        donor = donor_with(weights)
+        Scheduler()._exploit(None, trial, donor)
+        shutil.rmtree(donor.checkpoint_dir)  # the donor's retention deletes its original
+        restored = manager._latest_checkpoint_result
+        assert Path(restored.checkpoint.path) == trial_dir / EXPLOITED_CHECKPOINT
+        assert (Path(restored.checkpoint.path) / "weights").read_text() == weights
+        assert restored.metrics == {"score": 1.0}

@@ -1,0 +1,105 @@
+"""A two-node Ray cluster on this machine for the cluster tests: `ray start --head` plus a
+second `ray start --address`, each `--block` in a session of its own, so that a test can
+stop the cluster's processes, or only the second node's, without touching other tests'
+Ray (`ray stop` would stop every Ray on the machine)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from rlsuite.launcher.cluster import ensure_auth_token
+from tests.helpers import RAY, TOKEN_ENV, free_port, start_ray_node, stop_ray_node, wait_for_nodes
+
+
+@dataclass
+class TwoNodes:
+    address: str
+    dashboard: str
+    second: subprocess.Popen[bytes]
+    """The second node's `ray start --block`: the leader of its processes' session."""
+
+    def kill_second(self) -> None:
+        """SIGKILL to every process of the second node at once, as a preempted machine
+        gives no notice."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.second.pid, signal.SIGKILL)
+        self.second.wait(timeout=30)
+
+    def alive_nodes(self) -> int:
+        return int(self._ask("sum(node['Alive'] for node in ray.nodes())"))
+
+    def alive_on_second(self, class_name: str) -> int:
+        """Live actors of `class_name` on the second node (the one without the head's
+        internal resource)."""
+        return int(
+            self._ask(
+                "len([a for a in list_actors(address=ADDRESS, detail=True, limit=1000, "
+                f"filters=[('class_name', '=', {class_name!r}), ('state', '=', 'ALIVE')]) "
+                "if a.node_id in {n['NodeID'] for n in ray.nodes() if n['Alive'] "
+                "and 'node:__internal_head__' not in n['Resources']}])"
+            )
+        )
+
+    def _ask(self, expression: str) -> str:
+        """`expression` evaluated by a driver that joins the cluster (in a process of its
+        own: the test process's Ray, if any, stays as it is)."""
+        code = (
+            "import ray\n"
+            "from ray.util.state import list_actors\n"
+            f"ADDRESS = {self.address!r}\n"
+            "ray.init(address=ADDRESS, logging_level='ERROR')\n"
+            f"print({expression})\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], env=TOKEN_ENV, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        return done.stdout.strip().splitlines()[-1]
+
+    def wait_until_second_is_dead(self, timeout_s: float = 120) -> float:
+        """Seconds until the head's GCS marks the killed node dead."""
+        start = time.monotonic()
+        while self.alive_nodes() > 1:
+            if time.monotonic() - start > timeout_s:
+                raise TimeoutError(f"the killed node still counts as alive after {timeout_s} s")
+            time.sleep(1)
+        return time.monotonic() - start
+
+
+@contextlib.contextmanager
+def two_node_cluster(
+    head_cpus: int, second_cpus: int, head: Sequence[str] = (), second: Sequence[str] = ()
+) -> Iterator[TwoNodes]:
+    """`head` and `second`: more `ray start` options for each node (e.g. `--resources`)."""
+    ensure_auth_token()  # `ray start` with token auth refuses to start without one
+    port, dashboard = free_port(), free_port()
+    # Ray writes the address of the cluster `ray start` launched into TEMP_DIR/ray_current_cluster,
+    # where `ray.init()` and the state API without an address look: a temp dir of this
+    # cluster's own keeps other tests' Ray off it (short: socket paths have a length limit).
+    temp_dir = tempfile.mkdtemp(prefix="rlsuite-cluster-", dir="/tmp")
+    head_command = [RAY, "start", "--head", "--block", "--num-cpus", str(head_cpus)]
+    head_command += ["--port", str(port), "--temp-dir", temp_dir]
+    head_command += ["--dashboard-port", str(dashboard), *head]
+    address = f"127.0.0.1:{port}"
+    second_command = [RAY, "start", "--address", address, "--block"]
+    second_command += ["--num-cpus", str(second_cpus), *second]
+    nodes: list[subprocess.Popen[bytes]] = []
+    try:
+        nodes.append(start_ray_node(head_command))
+        wait_for_nodes(address, 1)
+        nodes.append(start_ray_node(second_command))
+        wait_for_nodes(address, 2)
+        yield TwoNodes(address, f"http://127.0.0.1:{dashboard}", nodes[1])
+    finally:
+        for node in reversed(nodes):
+            stop_ray_node(node, grace_s=10)
+        shutil.rmtree(temp_dir, ignore_errors=True)

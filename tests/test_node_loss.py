@@ -1,0 +1,113 @@
+"""A lost node survived (the seeds' preemption): on a two-node cluster on this machine
+(tests/ray_nodes.py) every process of the second node is killed at once while a trial
+runs there, and the run still finishes. Slow: the runs train for a dozen iterations and
+wait for Ray to notice the loss. Each test prints what the loss cost (`pytest -s`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rlsuite import metrics
+from tests.helpers import ROOT, TOKEN_ENV
+from tests.ray_nodes import TwoNodes, two_node_cluster
+
+pytestmark = pytest.mark.slow
+
+PBT_CARTPOLE = ROOT / "experiments" / "pbt_ppo_cartpole.py"
+ITERATIONS = 20
+CHECKPOINT_EVERY = 1  # a divisor of the PBT interval (5), as the launcher requires
+RUN_TIMEOUT_S = 900
+
+
+def test_pbt_sweep_keeps_its_whole_population_when_a_node_is_lost(tmp_path: Path) -> None:
+    """Two trials of one CPU each on two nodes of one CPU each: one trial runs on the node
+    that dies. Tune restarts it from its last checkpoint on the node that is left (once
+    the other trial frees its CPU), and both trials reach the stop. Not `--smoke`: its
+    synchronous PBT pauses every trial after every iteration, so a trial is rarely
+    running when the node goes."""
+    storage = tmp_path / "results"
+    experiment_dir = storage / PBT_CARTPOLE.stem
+    with two_node_cluster(1, 1) as nodes:
+        flags = ["--num-samples", "2", "--stop", f"{metrics.TRAINING_ITERATION}={ITERATIONS}"]
+        flags += ["--checkpoint-every", str(CHECKPOINT_EVERY), "--max-failures", "3"]
+        with _launched(PBT_CARTPOLE, nodes, storage, tmp_path / "run.log", *flags) as run:
+            _wait_for(lambda: _iterations(experiment_dir) >= [3, 3], run, "three iterations each")
+            _wait_for(lambda: nodes.alive_on_second("PPO") > 0, run, "a trial on the second node")
+            killed_at = time.time()
+            nodes.kill_second()
+            noticed_s = nodes.wait_until_second_is_dead()
+            returncode = run.wait(timeout=RUN_TIMEOUT_S)
+        assert returncode == 0, (tmp_path / "run.log").read_text()[-3000:]
+
+    trials = json.loads((experiment_dir / "summary.json").read_text())["trials"]
+    assert len(trials) == 2, trials
+    for trial in trials:
+        assert trial["status"] == "OK" and trial["iterations"] == ITERATIONS, trial
+    lost = [d for d in experiment_dir.glob("PPO_*") if (d / "error.txt").exists()]
+    assert len(lost) == 1, f"expected one trial to fail with its node, got {lost}"
+    progress = pd.read_csv(lost[0] / "progress.csv")
+    before = progress[progress["timestamp"] <= killed_at]
+    after = progress[progress["timestamp"] > killed_at]
+    reached = int(before[metrics.TRAINING_ITERATION].max())
+    resumed = int(after[metrics.TRAINING_ITERATION].min())
+    # It went on from its last checkpoint, not from the start.
+    assert reached - CHECKPOINT_EVERY + 1 <= resumed <= reached + 1, (reached, resumed)
+    print(
+        f"\nnode lost at iteration {reached}; Ray marked it dead after {noticed_s:.0f} s; the "
+        f"lost trial's next iteration ({resumed}) came {after['timestamp'].min() - killed_at:.0f} s "
+        f"after the kill; {reached + 1 - resumed} iteration(s) redone"
+    )
+
+
+class _launched:
+    """`python -m rlsuite.run` joining `nodes`, killed if the test ends before it does."""
+
+    def __init__(self, path: Path, nodes: TwoNodes, storage: Path, log: Path, *flags: str):
+        self.command = [sys.executable, "-m", "rlsuite.run", str(path), *flags]
+        self.command += ["--address", nodes.address, "--storage-path", str(storage)]
+        self.log = log
+
+    def __enter__(self) -> subprocess.Popen[bytes]:
+        with self.log.open("wb") as out:
+            self.run = subprocess.Popen(
+                self.command,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env={**TOKEN_ENV, "PYTHONUNBUFFERED": "1"},
+                cwd=ROOT,
+            )
+        return self.run
+
+    def __exit__(self, *exc: object) -> None:
+        if self.run.poll() is None:
+            self.run.kill()
+            self.run.wait()
+
+
+def _iterations(experiment_dir: Path) -> list[int]:
+    """Iterations each trial has reported so far, fewest first."""
+    counts = []
+    for progress in experiment_dir.glob("PPO_*/progress.csv"):
+        try:
+            counts.append(len(pd.read_csv(progress)))
+        except (pd.errors.EmptyDataError, OSError):
+            counts.append(0)
+    return sorted(counts) if len(counts) == 2 else [0, 0]
+
+
+def _wait_for(
+    done: object, run: subprocess.Popen[bytes], what: str, timeout_s: float = 300
+) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done():  # type: ignore[operator]
+        assert run.poll() is None, f"the run ended before {what}"
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no {what} after {timeout_s} s")
+        time.sleep(0.5)
