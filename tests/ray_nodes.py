@@ -38,14 +38,20 @@ class TwoNodes:
         return int(self._ask("sum(node['Alive'] for node in ray.nodes())"))
 
     def alive_on_second(self, class_name: str) -> int:
-        """Live actors of `class_name` on the second node (the one without the head's
-        internal resource)."""
+        """Live actors of `class_name` on the second node."""
+        return self._alive(class_name, on_head=False)
+
+    def alive_on_head(self, class_name: str) -> int:
+        return self._alive(class_name, on_head=True)
+
+    def _alive(self, class_name: str, on_head: bool) -> int:
+        head = "in" if on_head else "not in"  # the head alone has Ray's internal head resource
         return int(
             self._ask(
                 "len([a for a in list_actors(address=ADDRESS, detail=True, limit=1000, "
                 f"filters=[('class_name', '=', {class_name!r}), ('state', '=', 'ALIVE')]) "
                 "if a.node_id in {n['NodeID'] for n in ray.nodes() if n['Alive'] "
-                "and 'node:__internal_head__' not in n['Resources']}])"
+                f"and 'node:__internal_head__' {head} n['Resources']}}])"
             )
         )
 

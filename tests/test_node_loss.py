@@ -6,6 +6,7 @@ wait for Ray to notice the loss. Each test prints what the loss cost (`pytest -s
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -21,6 +22,8 @@ from tests.ray_nodes import TwoNodes, two_node_cluster
 pytestmark = pytest.mark.slow
 
 PBT_CARTPOLE = ROOT / "experiments" / "pbt_ppo_cartpole.py"
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+ENV_RUNNER = "SingleAgentEnvRunner"
 ITERATIONS = 20
 CHECKPOINT_EVERY = 1  # a divisor of the PBT interval (5), as the launcher requires
 RUN_TIMEOUT_S = 900
@@ -38,7 +41,9 @@ def test_pbt_sweep_keeps_its_whole_population_when_a_node_is_lost(tmp_path: Path
         flags = ["--num-samples", "2", "--stop", f"{metrics.TRAINING_ITERATION}={ITERATIONS}"]
         flags += ["--checkpoint-every", str(CHECKPOINT_EVERY), "--max-failures", "3"]
         with _launched(PBT_CARTPOLE, nodes, storage, tmp_path / "run.log", *flags) as run:
-            _wait_for(lambda: _iterations(experiment_dir) >= [3, 3], run, "three iterations each")
+            _wait_for(
+                lambda: _iterations(experiment_dir, 2) >= [3, 3], run, "three iterations each"
+            )
             _wait_for(lambda: nodes.alive_on_second("PPO") > 0, run, "a trial on the second node")
             killed_at = time.time()
             nodes.kill_second()
@@ -63,6 +68,52 @@ def test_pbt_sweep_keeps_its_whole_population_when_a_node_is_lost(tmp_path: Path
         f"\nnode lost at iteration {reached}; Ray marked it dead after {noticed_s:.0f} s; the "
         f"lost trial's next iteration ({resumed}) came {after['timestamp'].min() - killed_at:.0f} s "
         f"after the kill; {reached + 1 - resumed} iteration(s) redone"
+    )
+
+
+def test_rl_trial_keeps_training_when_an_env_runners_node_is_lost(tmp_path: Path) -> None:
+    """PPO's trial on the head with one of its two env runners on the second node (SPREAD
+    placement; the head has a CPU to spare). The node dies: RLlib restarts the lost env
+    runner on the head, and the trial itself never fails, so no iteration is lost."""
+    storage = tmp_path / "results"
+    experiment_dir = storage / CARTPOLE.stem
+    with two_node_cluster(3, 1) as nodes:
+        flags = [
+            "--smoke",
+            "--num-env-runners",
+            "2",
+            "--set",
+            "resources.placement_strategy=SPREAD",
+        ]
+        flags += ["--stop", f"{metrics.TRAINING_ITERATION}=100000", "--max-failures", "3"]
+        with _launched(CARTPOLE, nodes, storage, tmp_path / "run.log", *flags) as run:
+            _wait_for(lambda: _iterations(experiment_dir, 1) >= [3], run, "three iterations")
+            assert nodes.alive_on_head("PPO") == 1, (
+                "the trial is not on the head: placement changed"
+            )
+            assert nodes.alive_on_second(ENV_RUNNER) == 1, "no env runner on the second node"
+            killed_at = time.time()
+            nodes.kill_second()
+            noticed_s = nodes.wait_until_second_is_dead()
+            _wait_for(
+                lambda: nodes.alive_on_head(ENV_RUNNER) == 2, run, "the runner back on the head"
+            )
+            restored_s = time.time() - killed_at
+            at_restore = _iterations(experiment_dir, 1)[0]
+            _wait_for(lambda: _iterations(experiment_dir, 1)[0] >= at_restore + 3, run, "3 more")
+            run.send_signal(signal.SIGINT)  # Ctrl-C: the launcher stops the trial and exits 130
+            returncode = run.wait(timeout=RUN_TIMEOUT_S)
+        assert returncode == 130, (tmp_path / "run.log").read_text()[-3000:]
+
+    assert not list(experiment_dir.glob("PPO_*/error.txt")), "the trial failed"
+    progress = pd.read_csv(next(experiment_dir.glob("PPO_*/progress.csv")))
+    iterations = list(progress[metrics.TRAINING_ITERATION])
+    assert iterations == list(range(1, len(iterations) + 1)), iterations  # none lost or redone
+    during = progress[progress["timestamp"] > killed_at]
+    print(
+        f"\nnode lost at iteration {len(progress) - len(during)}; Ray marked "
+        f"it dead after {noticed_s:.0f} s; both env runners alive on the head {restored_s:.0f} s "
+        f"after the kill; {len(during)} iterations since, none lost or redone"
     )
 
 
@@ -91,15 +142,15 @@ class _launched:
             self.run.wait()
 
 
-def _iterations(experiment_dir: Path) -> list[int]:
-    """Iterations each trial has reported so far, fewest first."""
+def _iterations(experiment_dir: Path, trials: int = 2) -> list[int]:
+    """Iterations each of the run's `trials` has reported so far, fewest first."""
     counts = []
     for progress in experiment_dir.glob("PPO_*/progress.csv"):
         try:
             counts.append(len(pd.read_csv(progress)))
         except (pd.errors.EmptyDataError, OSError):
             counts.append(0)
-    return sorted(counts) if len(counts) == 2 else [0, 0]
+    return sorted(counts) if len(counts) == trials else [0] * trials
 
 
 def _wait_for(

@@ -78,6 +78,14 @@ def test_algorithm_specific_settings() -> None:
     assert edited.actor_lr == 1e-4 and edited.tau == 0.01
 
 
+def test_resources_group_places_a_trial() -> None:
+    """RLlib's `config.resources(...)` (e.g. SPREAD placement across a cluster's nodes)."""
+    edited = apply_sets(base(), ["resources.placement_strategy=SPREAD"])
+    assert edited.placement_strategy == "SPREAD"
+    with pytest.raises(UsageError, match=r"did you mean resources\.placement_strategy"):
+        apply_sets(base(), ["placement_strategy=SPREAD"])
+
+
 def test_later_assignments_win() -> None:
     edited = apply_sets(base(), ["training.lr=1e-3", "training.lr=2e-3"])
     assert edited.lr == 2e-3

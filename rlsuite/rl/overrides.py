@@ -29,6 +29,7 @@ GROUPS = (
     "rl_module",
     "debugging",
     "fault_tolerance",
+    "resources",
     "reporting",
     "checkpointing",
     "framework",
