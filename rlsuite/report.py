@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from rlsuite.errors import UsageError
-from rlsuite.flags import Parser, exit_with
+from rlsuite.flags import Parser, exit_with, positive_float
 from rlsuite.outputs import check_output_dir
 from rlsuite.reporting import markdown, runs
 
@@ -36,6 +36,14 @@ def build_parser() -> Parser:
         default=Path("report"),
         help="directory for report.md and the PNGs (default ./report)",
     )
+    parser.add_argument(
+        "--final-env-steps",
+        type=positive_float,
+        metavar="N",
+        help="final scores over the iterations that end within each trial's last N env "
+        "steps, to compare configs whose iterations sample different numbers of steps at "
+        f"equal env steps (default: each trial's last {runs.FINAL_WINDOW} iterations)",
+    )
     return parser
 
 
@@ -48,7 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"rlsuite.report: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    path, figures = markdown.write(configs, args.output)
+    window = runs.FinalWindow(env_steps=args.final_env_steps)
+    path, figures = markdown.write(configs, args.output, window)
     print(f"report: {path} ({', '.join(figure.name for figure in figures)})")
     return 0
 

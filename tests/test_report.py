@@ -17,7 +17,7 @@ import pytest
 
 from rlsuite import metrics
 from rlsuite.report import main as report_main
-from rlsuite.reporting import stats
+from rlsuite.reporting import runs, stats
 from tests.helpers import ROOT
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -88,6 +88,41 @@ def test_iqm_and_bootstrap_match_rliable_definitions() -> None:
     low, high = stats.stratified_bootstrap_ci(scores)
     assert low < 4.5 < high
     assert stats.stratified_bootstrap_ci(np.full(5, 3.0)) == (3.0, 3.0)
+
+
+def test_final_score_over_the_last_env_steps_evens_out_iteration_sizes() -> None:
+    """Two configs compared at 50k env steps: iterations of 1,000 steps and of 3,200. The
+    last 5 iterations span 5,000 steps of one and 16,000 of the other; a window of the
+    last 5,000 env steps spans about as many steps of each."""
+
+    def trial(step: int, returns: list[float]) -> runs.Trial:
+        results = [
+            {
+                metrics.ENV_STEPS_SAMPLED_LIFETIME: step * (i + 1),
+                "env_runners": {"episode_return_mean": value},
+            }
+            for i, value in enumerate(returns)
+        ]
+        return runs.Trial("t", {}, results)
+
+    metric = metrics.EPISODE_RETURN_MEAN
+    small = trial(1000, [-80.0] * 45 + [-60.0] * 5)  # 50k steps, better over the last 5k
+    large = trial(3200, [-80.0] * 11 + [-70.0] * 3 + [-60.0] * 2)  # 51.2k steps
+    last_5k = runs.FinalWindow(env_steps=5000)
+    assert small.final_score(metric) == small.final_score(metric, last_5k) == -60.0
+    assert large.final_score(metric) == pytest.approx(-66.0)  # 16k steps: 3 x -70, 2 x -60
+    assert large.final_score(metric, last_5k) == -60.0  # iterations ending at 48k and 51.2k
+    huge = runs.FinalWindow(env_steps=10)  # narrower than one iteration: the last one
+    assert large.final_score(metric, huge) == -60.0
+    assert "last 5,000 env steps" in last_5k.describe()
+
+
+def test_final_env_steps_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        report_main(["results/any", "--final-env-steps", "0"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exited.value.code == 2 and len(err) == 1, err
+    assert "--final-env-steps: must be more than 0" in err[0]
 
 
 @pytest.mark.parametrize(

@@ -10,26 +10,29 @@ import numpy as np
 
 from rlsuite import metrics
 from rlsuite.reporting import figures, policies, stats, sweep
-from rlsuite.reporting.runs import FINAL_WINDOW, Config, Trial
+from rlsuite.reporting.runs import Config, FinalWindow, Trial
 
 IMAGE_LINK = re.compile(r"!\[[^\]]*\]\(([^)]+)\)")
 
 
-def write(configs: list[Config], output: Path) -> tuple[Path, list[Path]]:
+def write(
+    configs: list[Config], output: Path, window: FinalWindow | None = None
+) -> tuple[Path, list[Path]]:
     """Write `output/report.md` and its PNGs; returns the markdown path and the figures it
-    shows (not any other PNG already in `output`)."""
+    shows (not any other PNG already in `output`). `window`: what final scores average."""
+    window = window or FinalWindow()
     output.mkdir(parents=True, exist_ok=True)
-    finals = [np.array([t.final_score(c.metric) for t in c.trials]) for c in configs]
+    finals = [np.array([t.final_score(c.metric, window) for t in c.trials]) for c in configs]
     lines = [f"# Report: {', '.join(c.label for c in configs)}", ""]
     curves = figures.learning_curves(configs, output / "learning_curves.png")
     scores = figures.final_scores(
         configs, [f[np.isfinite(f)] for f in finals], output / "final_scores.png"
     )
     lines += [f"![learning curves]({curves.name})", "", f"![final scores]({scores.name})", ""]
-    lines += _score_table(configs, finals)
+    lines += _score_table(configs, finals, window)
     for config in configs:
-        lines += _trial_table(config)
-        lines += policies.section(config, output)
+        lines += _trial_table(config, window)
+        lines += policies.section(config, output, window)
         lines += _pbt_section(config, output)
         if not config.lineage and not mutated_keys(config):  # a PBT population is no sweep
             lines += sweep.section(config, output)
@@ -38,11 +41,11 @@ def write(configs: list[Config], output: Path) -> tuple[Path, list[Path]]:
     return path, [output / name for line in lines for name in IMAGE_LINK.findall(line)]
 
 
-def _score_table(configs: list[Config], finals: list[np.ndarray]) -> list[str]:
+def _score_table(configs: list[Config], finals: list[np.ndarray], window: FinalWindow) -> list[str]:
     lines = [
         "## Final scores over seeds",
         "",
-        f"Final score: mean `{configs[0].metric}` over each trial's last {FINAL_WINDOW} iterations. "
+        f"Final score: mean `{configs[0].metric}` over each trial's {window.describe()}. "
         "IQM: mean of the middle 50% of seeds; CI: 95% stratified bootstrap (as rliable).",
         "",
         "| config | env | seeds | IQM | 95% CI | mean | std | env steps | env steps/s | wall time (s) |",
@@ -60,7 +63,7 @@ def _score_table(configs: list[Config], finals: list[np.ndarray]) -> list[str]:
     return [*lines, ""]
 
 
-def _trial_table(config: Config) -> list[str]:
+def _trial_table(config: Config, window: FinalWindow) -> list[str]:
     lines = [
         f"### {config.label}: trials",
         "",
@@ -74,7 +77,7 @@ def _trial_table(config: Config) -> list[str]:
             else np.nan
         )
         lines.append(
-            f"| {trial.name} | {trial.seed if trial.seed is not None else '-'} | {trial.final_score(config.metric):.1f} | {best:.1f} "
+            f"| {trial.name} | {trial.seed if trial.seed is not None else '-'} | {trial.final_score(config.metric, window):.1f} | {best:.1f} "
             f"| {_last(trial, metrics.ENV_STEPS_SAMPLED_LIFETIME):,.0f} | {_throughput([trial]):,.0f} | {_last(trial, metrics.TIME_TOTAL_S):.1f} |"
         )
     return [*lines, ""]

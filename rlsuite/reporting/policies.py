@@ -16,7 +16,7 @@ import numpy as np
 
 from rlsuite import metrics
 from rlsuite.reporting import figures, stats
-from rlsuite.reporting.runs import FINAL_WINDOW, Config
+from rlsuite.reporting.runs import Config, FinalWindow
 from rlsuite.results import lookup
 
 
@@ -31,7 +31,7 @@ def policy_ids(config: Config) -> list[str]:
     return sorted(ids)
 
 
-def section(config: Config, output: Path) -> list[str]:
+def section(config: Config, output: Path, window: FinalWindow) -> list[str]:
     """Markdown (and `policies_<label>.png`) for a run with two policies or more."""
     ids = policy_ids(config)
     if len(ids) < 2:
@@ -40,8 +40,8 @@ def section(config: Config, output: Path) -> list[str]:
     lines = [
         f"### {config.label}: per policy",
         "",
-        f"Each policy's mean episode return (its agents' rewards summed), final over the last "
-        f"{FINAL_WINDOW} iterations that report it; seeds: trials in which the policy played.",
+        f"Each policy's mean episode return (its agents' rewards summed), final over the "
+        f"{window.describe()} that report it; seeds: trials in which the policy played.",
         "",
         f"![returns per policy]({figure.name})",
         "",
@@ -50,7 +50,7 @@ def section(config: Config, output: Path) -> list[str]:
     ]
     for policy in ids:
         key = metrics.policy_return_mean(policy)
-        scores = np.array([trial.final_score(key) for trial in config.trials])
+        scores = np.array([trial.final_score(key, window) for trial in config.trials])
         scores = scores[np.isfinite(scores)]
         low, high = stats.stratified_bootstrap_ci(scores)
         lines.append(

@@ -24,6 +24,22 @@ FINAL_WINDOW = 5  # final score: the metric's mean over the last iterations, not
 
 
 @dataclass(frozen=True)
+class FinalWindow:
+    """Which results a trial's final score averages: its last `iterations`, or, with
+    `env_steps`, the iterations that end within its last `env_steps` env steps, for
+    configs whose iterations sample different numbers of steps (a PPO iteration of 3,200
+    steps beside a QMIX one of 1,000) compared at equal env steps."""
+
+    iterations: int = FINAL_WINDOW
+    env_steps: float | None = None
+
+    def describe(self) -> str:
+        if self.env_steps is None:
+            return f"last {self.iterations} iterations"
+        return f"iterations that end within its last {self.env_steps:,.0f} env steps"
+
+
+@dataclass(frozen=True)
 class Trial:
     """One trial's history: results in iteration order, one per training iteration."""
 
@@ -40,12 +56,20 @@ class Trial:
         values = [lookup(result, key) for result in self.results]
         return np.array([v if isinstance(v, int | float) else np.nan for v in values], dtype=float)
 
-    def final_score(self, metric: str) -> float:
-        """The metric's mean over the last FINAL_WINDOW iterations that report it; NaN
-        when none does."""
+    def final_score(self, metric: str, window: FinalWindow | None = None) -> float:
+        """The metric's mean over the `window` (default: the last FINAL_WINDOW iterations)
+        of the iterations that report it; NaN when none does. An env-step window holds at
+        least the last iteration that reports it, however many steps that sampled."""
+        window = window or FinalWindow()
         values = self.series(metric)
-        values = values[np.isfinite(values)][-FINAL_WINDOW:]
-        return float(values.mean()) if len(values) else np.nan
+        reported = np.isfinite(values)
+        if window.env_steps is None:
+            chosen = values[reported][-window.iterations :]
+        else:
+            steps = self.series(metrics.ENV_STEPS_SAMPLED_LIFETIME)
+            within = reported & (steps > np.nanmax(steps) - window.env_steps)
+            chosen = values[within] if within.any() else values[reported][-1:]
+        return float(chosen.mean()) if len(chosen) else np.nan
 
 
 @dataclass(frozen=True)
