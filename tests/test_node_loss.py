@@ -1,6 +1,6 @@
 """A lost node survived (the seeds' preemption): on a two-node cluster on this machine
 (tests/ray_nodes.py) every process of the second node is killed at once while a trial
-runs there, and the run still finishes. Slow: the runs train for a dozen iterations and
+runs there, and the run still finishes. Slow: the runs train for tens of iterations and
 wait for Ray to notice the loss. Each test prints what the loss cost (`pytest -s`)."""
 
 from __future__ import annotations
