@@ -7,8 +7,10 @@ steps, discrete actions); the team plays as one RLlib agent whose reward is the 
 the agents' rewards, so `episode_return_mean` is the team return as in the other spread
 experiments (-82 for uniformly random actions on this registry env).
 
-Measured (seed 0 only, `--seed 0 --stop env_steps=100000`): team return -81.5 over the
-first 5k steps, -59.7 at 40k-50k, -60.4 over the last 10k of 100k; the 500k budget not yet
+Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
+--final-env-steps 5000`): team return -79.7 to -81.5 over the first 5k steps, IQM -58.7 [-59.0,
+-58.5] over the last 5k of 50k (VDN -62.9, `mappo_spread.py` -65.4; docs/multiagent.md);
+seed 0 at 100k: -60.4 over the last 10k of 100k; the 500k budget not yet
 measured here. Method: Rashid et al. 2018, "QMIX"; settings from PyMARL's
 `qmix.yaml` where they carry over to a feed-forward agent network.
 """

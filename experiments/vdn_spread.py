@@ -5,8 +5,10 @@ The task and settings of `qmix_spread.py` with `mixer="vdn"`, so the two files c
 additive with a monotonic mixing of the same agents' values; `episode_return_mean` is
 the team return (-82 for uniformly random actions on this registry env).
 
-Measured (seed 0 only, `--seed 0 --stop env_steps=100000`): team return -81.7 over the
-first 5k steps, -63.3 at 40k-50k, -54.5 over the last 10k of 100k; the 500k budget not yet
+Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
+--final-env-steps 5000`): team return -80.2 to -81.8 over the first 5k steps, IQM -62.9 [-64.9,
+-61.7] over the last 5k of 50k (QMIX -58.7, `mappo_spread.py` -65.4; docs/multiagent.md);
+seed 0 at 100k: -54.5 over the last 10k of 100k; the 500k budget not yet
 measured here. Method: Sunehag et al. 2018, "Value-Decomposition
 Networks for Cooperative Multi-Agent Learning"; settings from PyMARL's `vdn.yaml`.
 """
