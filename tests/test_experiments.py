@@ -23,6 +23,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
 from rlsuite import envs, metrics
+from rlsuite.evaluate import main as evaluate_main
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent.maddpg import MADDPGConfig
@@ -44,11 +45,19 @@ REMOTE_RUNNER = {
 }
 # Runs that other tests read too (conftest's session runs): trained once, checked here too.
 SHARED_RUNS = {"ppo_cartpole": "cartpole_run", "maddpg_tag": "maddpg_tag_run"}
+# Runs read back by `rlsuite.evaluate` here, from a relative path as a user types it, with a
+# video: the algorithms no evaluation test trains a run of.
+EVALUATED = {"pbt_qmix_spread": "QMIX's team module (the three agents as one RLlib agent)"}
 
 
 @pytest.mark.parametrize("path", smoke_matrix(RL_EXPERIMENTS), ids=lambda p: p.stem)
 def test_smoke_run_trains_checkpoints_and_logs(
-    path: Path, storage: Path, ray_cluster: RayCluster, request: pytest.FixtureRequest
+    path: Path,
+    storage: Path,
+    ray_cluster: RayCluster,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     if path.stem in SHARED_RUNS:
         experiment_dir: Path = request.getfixturevalue(SHARED_RUNS[path.stem])
@@ -81,6 +90,14 @@ def test_smoke_run_trains_checkpoints_and_logs(
             for key in (metrics.WIN_RATE, metrics.SNAPSHOTS, metrics.WIN_RATE_VS_RANDOM):
                 assert TENSORBOARD_PREFIX + key in tags, key
             assert TENSORBOARD_PREFIX + metrics.WIN_RATE_VS_HEURISTIC in tags
+    if path.stem in EVALUATED:
+        monkeypatch.chdir(experiment_dir.parent)
+        video = Path("evaluated.mp4")
+        code = evaluate_main([experiment_dir.name, "--episodes", "2", "--video", str(video)])
+        out = capsys.readouterr().out
+        assert code == 0, out
+        assert "2 episodes" in out and "episode length" in out, out
+        assert video.stat().st_size > 0
 
 
 def _assert_module_restores(checkpoint: Path, experiment_file: Path) -> None:

@@ -152,7 +152,9 @@ def _target(checkpoint: Path, trial_dir: Path | None) -> Target:
     summary = read_json(trial_dir.parent / "summary.json") if trial_dir else None
     source = summary.get("experiment_file") if summary else None
     return Target(
-        checkpoint=checkpoint,
+        # Absolute: RLlib's RLModule.from_checkpoint reads a path as a pyarrow URI, and a
+        # relative one ("results/...") is refused there with "URI has empty scheme".
+        checkpoint=checkpoint.absolute(),
         trial=trial_dir.name if trial_dir else None,
         env=env if isinstance(env, str) else None,
         env_config=dict(env_config) if isinstance(env_config, dict) else {},
