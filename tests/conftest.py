@@ -122,6 +122,7 @@ def ray_cluster() -> Iterator[RayCluster]:
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 MADDPG_TAG = ROOT / "experiments" / "maddpg_tag.py"
+SHARED_SPREAD = ROOT / "experiments" / "ppo_shared_spread.py"
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
 SST2 = ROOT / "experiments" / "bert_sst2.py"
 
@@ -146,6 +147,15 @@ def maddpg_tag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (MADDPG's joint env and its logged returns crossing processes); read only."""
     flags = ("--seed", "0", "--num-env-runners", "1")
     return _shared_run(tmp_path_factory, MADDPG_TAG, "maddpg_tag", *flags)
+
+
+@pytest.fixture(scope="session")
+def spread_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One smoke run of ppo_shared_spread.py (seed 0, 50-step episodes) with an env runner
+    actor (the suite's multi-agent env runner class as a remote actor: episodes and weights
+    crossing processes); read only. For the smoke matrix and the multi-agent evaluate tests."""
+    flags = ("--seed", "0", "--num-env-runners", "1")
+    return _shared_run(tmp_path_factory, SHARED_SPREAD, "spread", *flags)
 
 
 @pytest.fixture(scope="session")

@@ -51,9 +51,14 @@ SMOKE_COVERED_BY = {
     "resnet50_imagenet": "resnet_cifar10's loop; ImageFolder in test_supervised_runs.py",
     "bert_mnli": "bert_sst2's text loop; MNLI's sentence pairs in test_supervised_text.py",
     "hyperopt_bert_sst2": "bert_sst2's text loop and bohb_resnet_cifar10's searcher path",
-    "pbt_ppo_cartpole": "test_pbt.py, which runs its smoke (3 iterations) and checks exploits",
-    "pbt_maddpg_spread": "test_pbt.py, which runs its smoke (3 iterations) and checks exploits",
+    "pbt_ppo_cartpole": "test_pbt.py, which runs its smoke and checks its exploits",
+    "pbt_maddpg_spread": "test_pbt.py, which runs its smoke and checks its exploits",
     "optuna_ppo_cartpole": "test_search.py's killed sweep: its smoke (3 trials), resumed",
+    "pbt_resnet_cifar10": (
+        "test_supervised_pbt.py (slow) runs its smoke to 3 iterations and checks exploits; in "
+        "CI test_supervised_runs.py restores a supervised trial from its Tune checkpoint (an "
+        "exploit's path) and test_pbt.py's RL sweeps exploit"
+    ),
 }
 
 

@@ -10,20 +10,15 @@ import pytest
 
 from rlsuite.evaluate import main as evaluate_main
 from rlsuite.evaluation.video import count_frames
-from tests.helpers import ROOT, run_cli
 from tests.test_evaluate import evaluate
 
-EXPERIMENT = ROOT / "experiments" / "ppo_shared_spread.py"
 AGENTS = ["agent_0", "agent_1", "agent_2"]
 
 
-@pytest.fixture(scope="module")
-def experiment_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One smoke run (50-step episodes) of the shared-policy spread experiment."""
-    storage = tmp_path_factory.mktemp("results")
-    run = run_cli(EXPERIMENT, "--smoke", "--seed", "0", "--name", "spread", storage=storage)
-    assert run.returncode == 0, run.stderr[-2000:]
-    return storage / "spread"
+@pytest.fixture
+def experiment_dir(spread_run: Path) -> Path:
+    """conftest's smoke run (50-step episodes) of the shared-policy spread experiment."""
+    return spread_run
 
 
 def rows(stdout: str) -> dict[str, list[float]]:

@@ -38,13 +38,14 @@ from tests.helpers import (
     tensorboard_scalars,
 )
 
-# `--smoke` samples in the trial's process; these runs add an env runner actor so that the
-# remote path (episodes and weights crossing processes) stays in CI.
-REMOTE_RUNNER = {
-    "ppo_shared_spread": "the suite's multi-agent env runner class as a remote actor",
-}
 # Runs that other tests read too (conftest's session runs): trained once, checked here too.
-SHARED_RUNS = {"ppo_cartpole": "cartpole_run", "maddpg_tag": "maddpg_tag_run"}
+# `--smoke` samples in the trial's process; `spread_run` and `maddpg_tag_run` add an env
+# runner actor so that the remote path (episodes and weights crossing processes) stays in CI.
+SHARED_RUNS = {
+    "ppo_cartpole": "cartpole_run",
+    "maddpg_tag": "maddpg_tag_run",
+    "ppo_shared_spread": "spread_run",
+}
 # Runs read back by `rlsuite.evaluate` here, from a relative path as a user types it, with a
 # video: the algorithms no evaluation test trains a run of.
 EVALUATED = {"pbt_qmix_spread": "QMIX's team module (the three agents as one RLlib agent)"}
@@ -65,8 +66,7 @@ def test_smoke_run_trains_checkpoints_and_logs(
         assert trials and all(t["status"] == "OK" for t in trials)
     else:
         join = ("--address", ray_cluster.address)
-        runner = ("--num-env-runners", "1") if path.stem in REMOTE_RUNNER else ()
-        trials = smoke_trials(path, storage, *join, *runner, env=ray_cluster.env)
+        trials = smoke_trials(path, storage, *join, env=ray_cluster.env)
         experiment_dir = storage / path.stem
     for trial in trials:
         trial_dir = experiment_dir / trial["trial"]
