@@ -31,15 +31,23 @@ def write_cifar(directory: Path, per_batch: int = 8, seed: int = 0) -> Path:
     return directory
 
 
-def write_imagefolder(root: Path, classes: int = 2, per_class: int = 4, side: int = 20) -> Path:
-    """`train/<class>/*.png` and `val/<class>/*.png`; each class a different colour."""
+def write_imagefolder(
+    root: Path,
+    classes: int = 2,
+    per_class: int = 4,
+    side: int = 20,
+    val_per_class: int | None = None,
+) -> Path:
+    """`train/<class>/*.png` (`per_class` each) and `val/<class>/*.png` (`val_per_class`,
+    default `per_class`); each class a different colour, widths varying."""
     rng = np.random.default_rng(0)
-    for split in ("train", "val"):
+    counts = {"train": per_class, "val": per_class if val_per_class is None else val_per_class}
+    for split, count in counts.items():
         for label in range(classes):
             folder = root / split / f"class_{label}"
             folder.mkdir(parents=True, exist_ok=True)
-            for index in range(per_class):
-                pixels = rng.integers(0, 64, size=(side, side + index, 3), dtype=np.uint8)
+            for index in range(count):
+                pixels = rng.integers(0, 64, size=(side, side + index % 8, 3), dtype=np.uint8)
                 pixels[..., label % 3] += 150
                 Image.fromarray(pixels).save(folder / f"{index}.png")
     return root

@@ -1,7 +1,7 @@
 """Supervised runs through the CLI on data the tests write: CIFAR-10's python batches
 (conftest's `cifar_sweep`, which the smoke matrix reads too), ImageFolder PNGs through Ray
-Data, resume, and the learnable synthetic task. The ImageFolder and interrupted runs join one
-Ray for this file (`--address`, conftest's `ray_cluster`)."""
+Data interrupted and resumed, and the learnable synthetic task. The interrupted run joins
+one Ray for this file (`--address`, conftest's `ray_cluster`)."""
 
 from __future__ import annotations
 
@@ -97,59 +97,28 @@ def _scores(stdout: str) -> tuple[float, float, int]:
     return accuracy, loss, examples
 
 
-def test_trains_on_an_imagefolder_through_ray_data(
-    tmp_path: Path, storage: Path, ray_cluster: RayCluster
-) -> None:
-    classes, per_class = 2, 4
-    root = write_imagefolder(tmp_path / "images", classes=classes, per_class=per_class)
-    run = run_cli(
-        IMAGENET,
-        "--smoke",
-        "--set",
-        "dataset=imagefolder",
-        "--set",
-        f"data_path={root}",
-        "--set",
-        f"num_classes={classes}",
-        "--set",
-        "model=resnet18",  # the data path is under test, not ResNet-50's size
-        *("--address", ray_cluster.address),
-        storage=storage,
-        env=ray_cluster.env,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    (trial,) = run.summary("resnet50_imagenet")["trials"]
-    progress = _results(storage / "resnet50_imagenet" / trial["trial"])
-    assert list(progress[metrics.EPOCH]) == [1, 2]
-    # Every one of the validation images (per_class of each class) was classified once.
-    images = classes * per_class
-    assert set((progress[metrics.VALIDATION_ACCURACY] * images).round(6)) <= set(range(images + 1))
-    assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
-    _, config = load_model(ray.train.Checkpoint.from_directory(trial["checkpoint"]))
-    assert config.dataset == "imagefolder" and config.num_classes == classes
-
-
-# resnet50_imagenet.py has no scheduler (resnet_cifar10.py's smoke ASHA stops at 2 epochs);
-# with --smoke it trains on synthetic images.
+# resnet50_imagenet.py has no scheduler (resnet_cifar10.py's smoke ASHA stops at 2 epochs).
+CLASSES, TRAIN_PER_CLASS, VAL_PER_CLASS = 2, 64, 4  # epochs long enough to interrupt
 RESUME_FLAGS = (
     "--smoke",
-    "--set",
-    "model=resnet18",
-    "--set",
-    "epochs=4",
-    "--stop",
-    "epoch=4",
-    "--set",
-    "synthetic_train_size=256",  # epochs long enough to interrupt between them
+    *("--set", "dataset=imagefolder", "--set", f"num_classes={CLASSES}"),
+    *("--set", "model=resnet18"),  # the data path and resume are under test, not ResNet-50
+    *("--set", "epochs=4", "--stop", "epoch=4"),
     *ONE_TRIAL,
 )
 
 
-def test_interrupted_run_resumes_the_epoch_counter(storage: Path, ray_cluster: RayCluster) -> None:
-    """Ctrl-C on a run that joined a cluster (test_run_safety.py stops runs that started
-    their own Ray), then `--resume` on the same cluster."""
-    join = ("--address", ray_cluster.address)
-    command = [sys.executable, "-m", "rlsuite.run", str(IMAGENET), *RESUME_FLAGS, *join]
+def test_interrupted_imagefolder_run_resumes_the_epoch_counter(
+    tmp_path: Path, storage: Path, ray_cluster: RayCluster
+) -> None:
+    """An ImageFolder of PNGs read through Ray Data; Ctrl-C on the run, which joined a
+    cluster (test_run_safety.py stops runs that started their own Ray), then `--resume`
+    on the same cluster. One run for both: each is a Train run of about a minute here."""
+    root = write_imagefolder(
+        tmp_path / "images", CLASSES, per_class=TRAIN_PER_CLASS, val_per_class=VAL_PER_CLASS
+    )
+    flags = (*RESUME_FLAGS, "--set", f"data_path={root}", "--address", ray_cluster.address)
+    command = [sys.executable, "-m", "rlsuite.run", str(IMAGENET), *flags]
     process = subprocess.Popen(
         [*command, "--storage-path", str(storage)],
         cwd=ROOT,
@@ -174,14 +143,20 @@ def test_interrupted_run_resumes_the_epoch_counter(storage: Path, ray_cluster: R
     interrupted = _results(trial_dir)[metrics.EPOCH].max()
     assert 1 <= interrupted < 4
 
-    resumed = run_cli(
-        IMAGENET, *RESUME_FLAGS, *join, "--resume", storage=storage, env=ray_cluster.env
-    )
+    resumed = run_cli(IMAGENET, *flags, "--resume", storage=storage, env=ray_cluster.env)
     assert resumed.returncode == 0, resumed.stderr[-2000:]
-    epochs = list(_results(trial_dir)[metrics.EPOCH])
+    progress = _results(trial_dir)
+    epochs = list(progress[metrics.EPOCH])
     assert epochs[-1] == 4
     assert epochs.count(1) == 1, f"the run restarted from scratch: {epochs}"
     assert epochs == sorted(epochs), epochs
+    # Every one of the validation images (VAL_PER_CLASS of each class) classified once.
+    images = CLASSES * VAL_PER_CLASS
+    assert set((progress[metrics.VALIDATION_ACCURACY] * images).round(6)) <= set(range(images + 1))
+    assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
+    (trial,) = resumed.summary("resnet50_imagenet")["trials"]
+    _, config = load_model(ray.train.Checkpoint.from_directory(trial["checkpoint"]))
+    assert config.dataset == "imagefolder" and config.num_classes == CLASSES
 
 
 @pytest.mark.slow
