@@ -129,6 +129,8 @@ VALIDATION_LOSS = "validation/loss"
 VALIDATION_ACCURACY = "validation/accuracy"
 SAMPLES_PER_SECOND = "train/samples_per_second"
 """Training samples per second of the whole run (all workers), over the epoch's steps."""
+WORKERS = "train/workers"
+"""Ray Train workers that trained the epoch: an elastic run's count changes with the nodes."""
 TRAIN_LEARNING_RATE = "train/learning_rate"
 """The optimizer's learning rate at the end of the epoch."""
 EPOCH = "epoch"
@@ -140,6 +142,7 @@ SUPERVISED_METRICS = (
     VALIDATION_ACCURACY,
     SAMPLES_PER_SECOND,
     TRAIN_LEARNING_RATE,
+    WORKERS,
     EPOCH,
 )
 

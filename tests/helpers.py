@@ -44,15 +44,26 @@ SMOKE_COVERED_BY = {
     "pbt_appo_atari": "appo_atari's APPO and pbt_ppo_cartpole's PBT with the suite's check",
     "pbt_ppo_atari": "ppo_atari's PPO on Atari and pbt_ppo_cartpole's PBT",
     "dqn_atari": "dqn_cartpole's DQN and ppo_atari's Atari env path",
-    "vdn_spread": "pbt_qmix_spread's QMIXConfig; the VDN mixer in test_qmix.py",
-    "qmix_spread": "pbt_qmix_spread: the same QMIX setup, two trials under PBT with an exploit",
-    "ippo_spread": "ppo_shared_spread's PPO on simple_spread; sac_multiwalker's independent()",
+    "vdn_spread": "qmix_spread's QMIXConfig; the VDN mixer in test_qmix.py",
+    "pbt_qmix_spread": (
+        "qmix_spread's QMIX run (evaluated from its results) and test_pbt.py's PBT exploits; "
+        "the PBT check's read of QMIX's epsilon schedule in test_pbt.py"
+    ),
+    "ippo_spread": "ppo_shared_spread's PPO on simple_spread; independent() in test_policies.py",
+    "sac_multiwalker": (
+        "sac_pendulum's SAC and masac_multiwalker's multiwalker env; independent() on "
+        "multiwalker in test_policies.py"
+    ),
     "sac_halfcheetah": "sac_pendulum's SAC; mujoco/halfcheetah's checks in test_envs.py",
     "resnet50_imagenet": "resnet_cifar10's loop; ImageFolder in test_supervised_runs.py",
     "bert_mnli": "bert_sst2's text loop; MNLI's sentence pairs in test_supervised_text.py",
-    "hyperopt_bert_sst2": "bert_sst2's text loop and bohb_resnet_cifar10's searcher path",
+    "hyperopt_bert_sst2": "bert_sst2's text loop; HyperOpt's suggestions in test_search.py",
+    "bohb_resnet_cifar10": (
+        "resnet_cifar10's loop; BOHB's suggestions and its HyperBand pairing in "
+        "test_search.py, a searcher's sweep end to end (killed, resumed) there too"
+    ),
     "pbt_ppo_cartpole": "test_pbt.py, which runs its smoke and checks its exploits",
-    "pbt_maddpg_spread": "test_pbt.py, which runs its smoke and checks its exploits",
+    "pbt_maddpg_spread": "test_pbt.py (slow), which runs its smoke and checks its exploits",
     "optuna_ppo_cartpole": "test_search.py's killed sweep: its smoke (3 trials), resumed",
     "pbt_resnet_cifar10": (
         "test_supervised_pbt.py (slow) runs its smoke to 3 iterations and checks exploits; in "

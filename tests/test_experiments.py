@@ -48,7 +48,7 @@ SHARED_RUNS = {
 }
 # Runs read back by `rlsuite.evaluate` here, from a relative path as a user types it, with a
 # video: the algorithms no evaluation test trains a run of.
-EVALUATED = {"pbt_qmix_spread": "QMIX's team module (the three agents as one RLlib agent)"}
+EVALUATED = {"qmix_spread": "QMIX's team module (the three agents as one RLlib agent)"}
 
 
 @pytest.mark.parametrize("path", smoke_matrix(RL_EXPERIMENTS), ids=lambda p: p.stem)

@@ -90,6 +90,7 @@ def _assert_supervised_trial(trial: dict, trial_dir: Path) -> None:
     assert list(progress[metrics.TRAINING_ITERATION]) == [1, 2]
     assert progress[metrics.VALIDATION_ACCURACY].between(0, 1).all()
     assert (progress[metrics.SAMPLES_PER_SECOND] > 0).all()
+    assert (progress[metrics.WORKERS] == 1).all()  # --smoke: one CPU worker
     assert trial["epochs"] == 2 and trial["validation_accuracy"] is not None
     checkpoint = ray.train.Checkpoint.from_directory(trial["checkpoint"])
     model, config = load_model(checkpoint)

@@ -23,7 +23,10 @@ pytestmark = pytest.mark.slow
 
 PBT_CARTPOLE = ROOT / "experiments" / "pbt_ppo_cartpole.py"
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"  # no scheduler to stop it early
 ENV_RUNNER = "SingleAgentEnvRunner"
+TRAIN_WORKER = "RayTrainWorker"
+EPOCHS = 12
 ITERATIONS = 20
 CHECKPOINT_EVERY = 1  # a divisor of the PBT interval (5), as the launcher requires
 RUN_TIMEOUT_S = 900
@@ -115,6 +118,59 @@ def test_rl_trial_keeps_training_when_an_env_runners_node_is_lost(tmp_path: Path
         f"it dead after {noticed_s:.0f} s; both env runners alive on the head {restored_s:.0f} s "
         f"after the kill; {len(during)} iterations since, none lost or redone"
     )
+
+
+def test_elastic_supervised_run_shrinks_and_continues_when_a_node_is_lost(tmp_path: Path) -> None:
+    """An elastic ResNet run (`num_workers=1`, `max_workers=2`, a CPU per worker) on a head
+    of 2 CPUs and a second node of 1: it starts with a worker on each node. The node dies:
+    the Train run fails, Tune restarts the trial from its last checkpoint (an epoch's), and
+    the new Train run takes the one worker the head has left and trains to the last epoch."""
+    storage = tmp_path / "results"
+    experiment_dir = storage / IMAGENET.stem
+    with two_node_cluster(2, 1) as nodes:
+        flags = ["--smoke", "--num-samples", "1", "--max-failures", "3"]
+        flags += ["--set", "num_workers=1", "--set", "max_workers=2", "--set", "cpus_per_worker=1"]
+        flags += ["--set", "model=resnet18", "--set", f"epochs={EPOCHS}"]
+        flags += ["--set", "synthetic_train_size=256", "--stop", f"{metrics.EPOCH}={EPOCHS}"]
+        with _launched(IMAGENET, nodes, storage, tmp_path / "run.log", *flags) as run:
+            _wait_for(lambda: _epochs(experiment_dir) >= 2, run, "two epochs", timeout_s=600)
+            assert nodes.alive_on_head(TRAIN_WORKER) == 1, "the Train workers are not spread"
+            assert nodes.alive_on_second(TRAIN_WORKER) == 1, "no Train worker on the second node"
+            killed_at = time.time()
+            nodes.kill_second()
+            noticed_s = nodes.wait_until_second_is_dead()
+            returncode = run.wait(timeout=RUN_TIMEOUT_S)
+        assert returncode == 0, (tmp_path / "run.log").read_text()[-3000:]
+
+    (trial,) = json.loads((experiment_dir / "summary.json").read_text())["trials"]
+    assert trial["status"] == "OK" and trial["epochs"] == EPOCHS, trial
+    rows = _supervised_results(experiment_dir)
+    before = rows[rows["timestamp"] <= killed_at]
+    after = rows[rows["timestamp"] > killed_at]
+    assert (before[metrics.WORKERS] == 2).all(), list(before[metrics.WORKERS])
+    assert (after[metrics.WORKERS] == 1).all(), list(after[metrics.WORKERS])
+    reached = int(before[metrics.EPOCH].max())
+    resumed = int(after[metrics.EPOCH].min())
+    # Checkpoints every epoch: at most the epoch under way when the node died is redone.
+    assert reached <= resumed <= reached + 1, (reached, resumed)
+    assert int(after[metrics.EPOCH].max()) == EPOCHS
+    print(
+        f"\nnode lost after epoch {reached} (2 workers); Ray marked it dead after "
+        f"{noticed_s:.0f} s; epoch {resumed} came {after['timestamp'].min() - killed_at:.0f} s "
+        f"after the kill on 1 worker; {reached + 1 - resumed} epoch(s) redone"
+    )
+
+
+def _supervised_results(experiment_dir: Path) -> pd.DataFrame:
+    (result,) = experiment_dir.glob("train_driver_*/result.json")
+    lines = result.read_text().splitlines()
+    return pd.json_normalize([json.loads(line) for line in lines], sep="/")
+
+
+def _epochs(experiment_dir: Path) -> int:
+    """Epochs the run's one trial has reported so far."""
+    results = list(experiment_dir.glob("train_driver_*/result.json"))
+    return len(results[0].read_text().splitlines()) if results else 0
 
 
 class _launched:

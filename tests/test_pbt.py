@@ -1,5 +1,5 @@
 """PBT exploits happen, and the learner trains with the perturbed values afterwards. The
-two sweeps join one Ray for this file (conftest's `ray_cluster`) rather than each
+sweeps join one Ray for this file (conftest's `ray_cluster`) rather than each
 starting its own."""
 
 from __future__ import annotations
@@ -64,6 +64,8 @@ def test_pbt_exploit_applies_the_perturbed_values(storage: Path, ray_cluster: Ra
     _check_pbt_report(storage / "pbt_ppo_cartpole", storage / "report")
 
 
+@pytest.mark.slow  # CI time: in CI test_check_reads_maddpgs_actor_and_critic_optimizers
+# checks the check's read of both optimizers and the PPO sweep above an exploit end to end.
 def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(
     storage: Path, ray_cluster: RayCluster
 ) -> None:

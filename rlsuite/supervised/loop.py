@@ -55,6 +55,7 @@ def train_loop_per_worker(loop_config: dict[str, Any]) -> None:
             config, run.optimizer, run.scheduler.last_epoch, run.steps_per_epoch
         )
         result[metrics.TRAIN_LEARNING_RATE] = run.optimizer.param_groups[0]["lr"]
+        result[metrics.WORKERS] = config.num_workers
         result[metrics.EPOCH] = epoch
         every = int(loop_config.get("checkpoint_every", 1))
         _report(result, run, epoch, checkpoint=epoch % every == 0 or epoch == config.epochs)
