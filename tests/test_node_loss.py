@@ -27,6 +27,7 @@ IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"  # no scheduler to stop
 ENV_RUNNER = "SingleAgentEnvRunner"
 TRAIN_WORKER = "RayTrainWorker"
 EPOCHS = 12
+ELASTIC_RECOVERY_S = 420  # the rest of the run on one worker takes about a minute here
 ITERATIONS = 20
 CHECKPOINT_EVERY = 1  # a divisor of the PBT interval (5), as the launcher requires
 RUN_TIMEOUT_S = 900
@@ -120,11 +121,19 @@ def test_rl_trial_keeps_training_when_an_env_runners_node_is_lost(tmp_path: Path
     )
 
 
+@pytest.mark.xfail(
+    strict=True,
+    raises=subprocess.TimeoutExpired,
+    reason="Ray 2.60: after the node is lost, Train's elastic policy keeps counting its "
+    "CPUs and asks for a group of 2 workers again and again (measured: 7 start timeouts "
+    "in 15 minutes, on two nodes of one machine)",
+)
 def test_elastic_supervised_run_shrinks_and_continues_when_a_node_is_lost(tmp_path: Path) -> None:
     """An elastic ResNet run (`num_workers=1`, `max_workers=2`, a CPU per worker) on a head
     of 2 CPUs and a second node of 1: it starts with a worker on each node. The node dies:
     the Train run fails, Tune restarts the trial from its last checkpoint (an epoch's), and
-    the new Train run takes the one worker the head has left and trains to the last epoch."""
+    the new Train run should take the one worker the head has left and train to the last
+    epoch. Measured instead: the restarted run waits for a worker group of 2 (above)."""
     storage = tmp_path / "results"
     experiment_dir = storage / IMAGENET.stem
     with two_node_cluster(2, 1) as nodes:
@@ -139,7 +148,7 @@ def test_elastic_supervised_run_shrinks_and_continues_when_a_node_is_lost(tmp_pa
             killed_at = time.time()
             nodes.kill_second()
             noticed_s = nodes.wait_until_second_is_dead()
-            returncode = run.wait(timeout=RUN_TIMEOUT_S)
+            returncode = run.wait(timeout=ELASTIC_RECOVERY_S)
         assert returncode == 0, (tmp_path / "run.log").read_text()[-3000:]
 
     (trial,) = json.loads((experiment_dir / "summary.json").read_text())["trials"]
