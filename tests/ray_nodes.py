@@ -63,13 +63,16 @@ class TwoNodes:
             "from ray.util.state import list_actors\n"
             f"ADDRESS = {self.address!r}\n"
             "ray.init(address=ADDRESS, logging_level='ERROR')\n"
-            f"print({expression})\n"
+            f"print('ANSWER', {expression})\n"
         )
         done = subprocess.run(
             [sys.executable, "-c", code], env=TOKEN_ENV, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr[-2000:]
-        return done.stdout.strip().splitlines()[-1]
+        # Ray may print its own lines to stdout too (e.g. "raylet has lagging heartbeats").
+        answers = [line for line in done.stdout.splitlines() if line.startswith("ANSWER ")]
+        assert answers, done.stdout[-2000:]
+        return answers[-1].removeprefix("ANSWER ")
 
     def wait_until_second_is_dead(self, timeout_s: float = 120) -> float:
         """Seconds until the head's GCS marks the killed node dead."""
