@@ -37,7 +37,7 @@ def _smoke_sweep(name: str, storage: Path, ray_cluster: RayCluster) -> list[list
     """`name`'s smoke PBT on the file's Ray: each trial's results. Smoke PBT is synchronous
     with a 0.5 quantile: after iteration 1 the worse of the two trials exploits the better
     one, and iteration 2 trains with the perturbed values (a third iteration would only
-    add a second round of trial restarts, ~20 s on 2 vCPUs)."""
+    add a second round of trial restarts)."""
     run = run_cli(
         ROOT / "experiments" / f"{name}.py",
         "--smoke",

@@ -5,7 +5,6 @@ one Ray for this file (`--address`, conftest's `ray_cluster`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -19,6 +18,7 @@ import ray.train
 import torch
 
 from rlsuite import metrics
+from rlsuite.results import read_results
 from rlsuite.supervised.checkpoint import load_model
 from tests.helpers import ROOT, RayCluster, SupervisedSweep, evaluate_in_process, run_cli
 from tests.supervised_data import write_cifar, write_imagefolder
@@ -191,5 +191,4 @@ def test_learns_the_synthetic_task_above_chance(storage: Path) -> None:
 
 def _results(trial_dir: Path) -> pd.DataFrame:
     """result.json, one row per epoch reported."""
-    lines = (trial_dir / "result.json").read_text().splitlines()
-    return pd.json_normalize([json.loads(line) for line in lines], sep="/")
+    return pd.json_normalize(read_results(trial_dir / "result.json"), sep="/")
