@@ -107,6 +107,20 @@ def test_bohb_brings_hyperband_over_the_stop_budget() -> None:
     assert small.scheduler._max_t_attr == 2
 
 
+def test_bohb_scheduler_keeps_its_own_call_signature_under_the_suite_s_wrapper() -> None:
+    """HyperBandForBOHB calls `choose_trial_to_run(..., allow_recurse=False)` on itself
+    once a bracket is processed; the launcher's SIGTERM wrapper took one argument only,
+    and a BOHB sweep of 8 trials died there (found by scripts/bench_search.py)."""
+    scheduler = _tune_config(load_experiment(BOHB_RESNET), max_concurrent_trials=2).scheduler
+    assert isinstance(scheduler, HyperBandForBOHB)
+
+    class NoTrials:
+        def get_trials(self) -> list:
+            return []
+
+    assert scheduler.choose_trial_to_run(NoTrials(), allow_recurse=False) is None
+
+
 EXPERIMENT = '''"""A searcher experiment."""
 from ray import tune
 from ray.rllib.algorithms.ppo import PPOConfig

@@ -73,10 +73,12 @@ class _PausesOnShutdown:
             return TrialScheduler.PAUSE
         return str(decision)
 
-    def choose_trial_to_run(self, tune_controller: Any) -> Trial | None:
+    def choose_trial_to_run(self, tune_controller: Any, **kwargs: Any) -> Trial | None:
+        # kwargs: schedulers extend the signature (HyperBandForBOHB calls itself again
+        # with allow_recurse=False once a bracket is processed).
         if SHUTDOWN.requested:
             return None
-        return super().choose_trial_to_run(tune_controller)  # type: ignore[misc]
+        return super().choose_trial_to_run(tune_controller, **kwargs)  # type: ignore[misc]
 
 
 class EndsRunOnceAllPaused(Callback):
