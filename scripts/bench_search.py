@@ -1,7 +1,8 @@
 """Random search vs Optuna TPE vs BOHB vs HyperOpt on PPO CartPole for one fixed budget of
 trials: best return found, trials until one reached the threshold, wall time.
 
-Full size (the defaults): 192 trials, an hour or more of 2 CPUs (estimated, not measured).
+Full size (the defaults): 192 trials, not measured yet. Measured (docs/search.md):
+--trials 8 --iterations 15 --repetitions 3 --random-starts 3, 26 minutes on 2 vCPUs.
 The tiniest check: python scripts/bench_search.py --trials 2 --iterations 1 --repetitions 1
 
 python scripts/bench_search.py [--trials N] [--iterations N] [--repetitions N]
