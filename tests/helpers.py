@@ -249,19 +249,40 @@ def start_ray_node(command: list[str]) -> subprocess.Popen[bytes]:
     )
 
 
-def wait_for_nodes(address: str, count: int, timeout_s: float = 120) -> None:
+class ClusterQueryError(RuntimeError):
+    """A driver could not join the cluster or answer (a node may still be starting)."""
+
+
+def ask_cluster(address: str, expression: str) -> str:
+    """`expression` evaluated by a driver that joins the cluster at `address`, in a process
+    of its own (the test process's Ray, if any, stays as it is); `ADDRESS`, `ray` and
+    `list_actors` are in scope. The answer is read by a marker: Ray prints lines of its
+    own to stdout too (seen here: "raylet has lagging heartbeats" on a busy machine)."""
     code = (
         "import ray\n"
-        f"ray.init(address={address!r}, logging_level='ERROR')\n"
-        "print(sum(node['Alive'] for node in ray.nodes()))\n"
+        "from ray.util.state import list_actors\n"
+        f"ADDRESS = {address!r}\n"
+        "ray.init(address=ADDRESS, logging_level='ERROR')\n"
+        f"print('ANSWER', {expression})\n"
     )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=TOKEN_ENV, capture_output=True, text=True, timeout=120
+    )
+    answers = [line for line in done.stdout.splitlines() if line.startswith("ANSWER ")]
+    if done.returncode != 0 or not answers:
+        raise ClusterQueryError(f"rc {done.returncode}: {done.stderr[-2000:]}{done.stdout[-500:]}")
+    return answers[-1].removeprefix("ANSWER ")
+
+
+ALIVE_NODES = "sum(node['Alive'] for node in ray.nodes())"
+
+
+def wait_for_nodes(address: str, count: int, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        done = subprocess.run(
-            [sys.executable, "-c", code], env=TOKEN_ENV, capture_output=True, text=True, timeout=120
-        )
-        if done.returncode == 0 and int(done.stdout.strip().splitlines()[-1]) >= count:
-            return
+        with contextlib.suppress(ClusterQueryError):  # the head may not be up yet
+            if int(ask_cluster(address, ALIVE_NODES)) >= count:
+                return
         time.sleep(1)
     raise TimeoutError(f"the test cluster at {address} did not reach {count} nodes")
 

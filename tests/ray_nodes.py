@@ -10,14 +10,21 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rlsuite.launcher.cluster import ensure_auth_token
-from tests.helpers import RAY, TOKEN_ENV, free_port, start_ray_node, stop_ray_node, wait_for_nodes
+from tests.helpers import (
+    ALIVE_NODES,
+    RAY,
+    ask_cluster,
+    free_port,
+    start_ray_node,
+    stop_ray_node,
+    wait_for_nodes,
+)
 
 
 @dataclass
@@ -35,7 +42,7 @@ class TwoNodes:
         self.second.wait(timeout=30)
 
     def alive_nodes(self) -> int:
-        return int(self._ask("sum(node['Alive'] for node in ray.nodes())"))
+        return int(self._ask(ALIVE_NODES))
 
     def alive_on_second(self, class_name: str) -> int:
         """Live actors of `class_name` on the second node."""
@@ -56,23 +63,7 @@ class TwoNodes:
         )
 
     def _ask(self, expression: str) -> str:
-        """`expression` evaluated by a driver that joins the cluster (in a process of its
-        own: the test process's Ray, if any, stays as it is)."""
-        code = (
-            "import ray\n"
-            "from ray.util.state import list_actors\n"
-            f"ADDRESS = {self.address!r}\n"
-            "ray.init(address=ADDRESS, logging_level='ERROR')\n"
-            f"print('ANSWER', {expression})\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", code], env=TOKEN_ENV, capture_output=True, text=True, timeout=120
-        )
-        assert done.returncode == 0, done.stderr[-2000:]
-        # Ray may print its own lines to stdout too (e.g. "raylet has lagging heartbeats").
-        answers = [line for line in done.stdout.splitlines() if line.startswith("ANSWER ")]
-        assert answers, done.stdout[-2000:]
-        return answers[-1].removeprefix("ANSWER ")
+        return ask_cluster(self.address, expression)
 
     def wait_until_second_is_dead(self, timeout_s: float = 120) -> float:
         """Seconds until the head's GCS marks the killed node dead."""

@@ -28,8 +28,8 @@ IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"  # no scheduler to stop
 ENV_RUNNER = "SingleAgentEnvRunner"
 TRAIN_WORKER = "RayTrainWorker"
 EPOCHS = 12
-# Generous for what is left after the kill: 9 epochs of about 4 s each (measured before
-# it) and one more Train run's start (about 45 s here).
+# Generous for what is left after the kill: one run here trained its first epoch on the
+# remaining worker 92 s after the kill and its last 31 s later.
 ELASTIC_RECOVERY_S = 420
 ITERATIONS = 20
 CHECKPOINT_EVERY = 1  # a divisor of the PBT interval (5), as the launcher requires
@@ -124,22 +124,14 @@ def test_rl_trial_keeps_training_when_an_env_runners_node_is_lost(tmp_path: Path
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=subprocess.TimeoutExpired,
-    reason="Ray 2.60: after the node is lost, Train's elastic policy keeps counting its "
-    "CPUs and asks for a group of 2 workers that cannot be placed (measured on two nodes "
-    "of one machine: still waiting 8 minutes after the kill)",
-)
 def test_elastic_supervised_run_shrinks_and_continues_when_a_node_is_lost(tmp_path: Path) -> None:
-    """An elastic ResNet run (`num_workers=1`, `max_workers=2`, a CPU per worker) on a head
-    of 2 CPUs and a second node of 1: it starts with a worker on each node. The node dies:
-    the Train run fails, Tune restarts the trial from its last checkpoint (an epoch's), and
-    the new Train run should take the one worker the head has left and train to the last
-    epoch. Measured instead: the restarted run waits for a worker group of 2 (above)."""
+    """An elastic ResNet run (`num_workers=1`, `max_workers=2`, a CPU per worker) on two
+    nodes of one CPU each: it starts with a worker on each node. The node dies: the Train
+    run fails, Tune restarts the trial from its last checkpoint (an epoch's), and the new
+    Train run takes the one worker the head has left and trains to the last epoch."""
     storage = tmp_path / "results"
     experiment_dir = storage / IMAGENET.stem
-    with two_node_cluster(2, 1) as nodes:
+    with two_node_cluster(1, 1) as nodes:
         flags = ["--smoke", "--num-samples", "1", "--max-failures", "3"]
         flags += ["--set", "num_workers=1", "--set", "max_workers=2", "--set", "cpus_per_worker=1"]
         flags += ["--set", "model=resnet18", "--set", f"epochs={EPOCHS}"]
@@ -157,10 +149,14 @@ def test_elastic_supervised_run_shrinks_and_continues_when_a_node_is_lost(tmp_pa
     (trial,) = json.loads((experiment_dir / "summary.json").read_text())["trials"]
     assert trial["status"] == "OK" and trial["epochs"] == EPOCHS, trial
     rows = _supervised_results(experiment_dir)
-    before = rows[rows["timestamp"] <= killed_at]
-    after = rows[rows["timestamp"] > killed_at]
-    assert (before[metrics.WORKERS] == 2).all(), list(before[metrics.WORKERS])
-    assert (after[metrics.WORKERS] == 1).all(), list(after[metrics.WORKERS])
+    workers = list(rows[metrics.WORKERS])
+    # Split by the workers that trained each epoch, not by when Tune logged it: the epoch
+    # under way at the kill can have finished on both workers and reached Tune after it.
+    on_two = workers.index(1) if 1 in workers else len(workers)
+    before, after = rows.iloc[:on_two], rows.iloc[on_two:]
+    assert len(before) >= 2 and (before[metrics.WORKERS] == 2).all(), workers
+    assert len(after) and (after[metrics.WORKERS] == 1).all(), workers
+    assert after["timestamp"].min() >= killed_at, "the run shrank before the node was lost"
     reached = int(before[metrics.EPOCH].max())
     resumed = int(after[metrics.EPOCH].min())
     # Checkpoints every epoch: at most the epoch under way when the node died is redone.

@@ -191,3 +191,18 @@ def test_elastic_range_reaches_ray_train() -> None:
     elastic = scaling_config(SupervisedConfig(num_workers=1, max_workers=4))
     assert elastic.num_workers == (1, 4)
     assert scaling_config(SupervisedConfig(num_workers=2)).num_workers == 2
+
+
+def test_supervised_trial_process_holds_no_cpu_an_elastic_run_could_count() -> None:
+    """Train's elastic policy (Ray 2.60) sizes a worker group by each node's total CPUs:
+    a trial process holding even 0.01 CPU made an elastic run with max_workers=2 on a
+    2-CPU node ask for a group of 2 that could never be placed, and wait for ever."""
+    from rlsuite.experiment import Experiment
+    from rlsuite.supervised import SupervisedConfig
+    from rlsuite.supervised.workload import SupervisedWorkload
+
+    workload = SupervisedWorkload()
+    experiment = Experiment(config=SupervisedConfig(num_workers=1, max_workers=2), stop={})
+    request = workload.trainable(experiment)._resources  # what tune.with_resources set
+    assert all(bundle.get("CPU", 0) == 0 for bundle in request.bundles), request.bundles
+    assert workload.trial_resources(experiment)["CPU"] == 1, "the Train workers' only"

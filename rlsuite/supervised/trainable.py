@@ -33,10 +33,15 @@ from rlsuite.supervised.loop import train_loop_per_worker
 
 TRAIN_RUNS_DIR = "train_runs"
 POLL_S = 0.5
-# Ray Train gives up on starting its workers after 60 s by default; on a busy machine
-# starting the processes alone can take that long. Resources were checked before Ray
-# started (or on joining the cluster), so waiting longer is waiting for processes.
+# How long Ray Train waits for its workers' placement group before it gives up and decides
+# the group's size again (Ray 2.60: a retry, not a failure). A fixed-size run would ask for
+# the same group again, so it waits long: resources were checked before Ray started (or on
+# joining the cluster), and on a busy machine others' processes can hold them a while. An
+# elastic run keeps Ray's 60 s: its policy sizes the group from a node list it refreshes
+# every 20 s, so after a node is lost its first ask can still count that node, and only
+# the retry sees what is left (measured: tests/test_node_loss.py's elastic run).
 WORKER_START_TIMEOUT_S = "600"
+ELASTIC_WORKER_START_TIMEOUT_S = "60"
 # Ray Train's preemption watcher (an actor per Train run) lets a run leave a node that its
 # cluster is draining. On a one-node Ray there is no other node to go to, so the suite
 # turns it off there unless the environment says otherwise. Measured, resnet_cifar10.py
@@ -97,7 +102,8 @@ def train_driver(trial_config: dict[str, Any], checkpoint_every: int = 1) -> Non
         splits = registry.load(config)
         datasets = {"train": splits.train, "validation": splits.validation}
         loop_config["splits"] = dataclasses.replace(splits, train=None, validation=None)
-    os.environ.setdefault("RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S", WORKER_START_TIMEOUT_S)
+    timeout = ELASTIC_WORKER_START_TIMEOUT_S if config.max_workers else WORKER_START_TIMEOUT_S
+    os.environ.setdefault("RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S", timeout)
     if sum(node["Alive"] for node in ray.nodes()) == 1:
         os.environ.setdefault(PREEMPTION_WATCHER_ENV_VAR, "0")
     queue: Queue = Queue(maxsize=1, actor_options={"num_cpus": 0})

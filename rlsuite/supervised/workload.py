@@ -14,9 +14,12 @@ from rlsuite.options import RunOptions
 from rlsuite.supervised import overrides, smoke, validate
 from rlsuite.supervised.config import SupervisedConfig
 
-# What a supervised trial's own process reserves: it only waits on its Train run (Tune
-# refuses an empty request).
-DRIVER_CPUS = 0.01
+# What a supervised trial's own process reserves: it only waits on its Train run. No CPU:
+# Train's elastic policy (Ray 2.60) counts each node's *total* CPUs, so a driver holding a
+# sliver of one made it ask for a worker group that could never be placed (a 2-CPU node
+# with max_workers=2 waited forever). A token of memory instead, as Tune refuses an empty
+# request.
+DRIVER_RESOURCES: dict[str, float] = {"memory": 1 << 20}
 
 
 class SupervisedWorkload:
@@ -50,13 +53,12 @@ class SupervisedWorkload:
         from rlsuite.supervised.trainable import train_driver
 
         driver = tune.with_parameters(train_driver, checkpoint_every=experiment.checkpoint_every)
-        return tune.with_resources(driver, {"CPU": DRIVER_CPUS})
+        return tune.with_resources(driver, DRIVER_RESOURCES)
 
     def trial_resources(self, experiment: Experiment) -> dict[str, float]:
         from rlsuite.supervised.trainable import worker_resources
 
-        resources = worker_resources(_config(experiment))
-        return {**resources, "CPU": resources["CPU"] + DRIVER_CPUS}
+        return {**worker_resources(_config(experiment)), **DRIVER_RESOURCES}
 
     def max_concurrent_trials(
         self, experiment: Experiment, cluster_resources: dict[str, float]
