@@ -14,7 +14,7 @@ format:
 type:
 	mypy
 
-test:  ## what CI runs: everything but the slow learning tests and GPU tests (about 15 minutes)
+test:  ## what CI runs: everything but the slow learning tests and GPU tests (about 20 minutes on 2 vCPUs)
 	pytest
 
 test-slow:  ## learning tests and exhaustive env checks (tens of minutes)

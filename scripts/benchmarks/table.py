@@ -1,0 +1,168 @@
+"""The benchmark table's rows: one per file in experiments/, what each measures, whether it
+fits a 2-CPU machine, and the `python -m rlsuite.run` commands that measure it.
+
+A row measures its experiment at the file's own stop unless `stop` replaces it (a budget
+stated here, for experiments whose own stop takes days on 2 CPUs). The estimated minutes
+per seed only gate `--budget-minutes`: they are guesses from the throughput figures in
+docs/ (marked "estimate"), not measurements, and never appear in the table. Nothing here
+imports Ray: `--list` and every refusal answer at once.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from benchmarks import experiment_file
+
+STORAGE_PATH = "results/benchmarks"
+"""Where the table's runs write their results (`--storage-path`), under the repository."""
+DEFAULT_SEEDS = 3
+GPU = "needs a GPU machine"
+CIFAR = "the CIFAR-10 data set (data/cifar-10-batches-py)"
+BERT = "bert-base-uncased weights (models/bert-base-uncased) and the GLUE data"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One experiment of the table."""
+
+    name: str
+    """The experiment file's stem (experiments/<name>.py)."""
+    minutes: float
+    """Estimate of one seed's minutes on 2 CPUs (a whole population for sweeps and PBT):
+    it gates `--budget-minutes` and nothing else."""
+    stop: tuple[str, ...] = ()
+    """`--stop METRIC=VALUE` values replacing the file's stop; () measures the file's own."""
+    sets: tuple[str, ...] = ()
+    """`--set PATH=VALUE` edits of the experiment for the measurement."""
+    needs: str = ""
+    """Why the row does not fit a 2-CPU machine; empty when it does."""
+    check_stop: tuple[str, ...] = ()
+    """The `--check` gate's short run (`--stop` values) for the fast rows; () for the rest."""
+
+    @property
+    def cpu_ok(self) -> bool:
+        """Fits a 2-CPU machine in a reasonable time."""
+        return not self.needs
+
+    @property
+    def population(self) -> bool:
+        """The file runs several trials (a sweep, PBT): one seed is a whole population, so
+        each seed is its own run and its score is that population's best trial."""
+        return experiment_file.num_samples(self.name) > 1
+
+    def measured_stop(self) -> tuple[str, ...]:
+        """What the row measures: its `stop`, or the file's own stop."""
+        return self.stop or experiment_file.stop(self.name)
+
+
+ROWS: tuple[Row, ...] = (
+    # Estimates from the env steps/s measured here (docs/performance.md, multiagent.md).
+    Row("appo_atari", minutes=6000, needs=f"{GPU} (10M Atari steps: days on 2 CPUs)"),
+    Row("bert_mnli", minutes=3000, needs=f"{GPU}, {BERT}"),
+    Row("bert_sst2", minutes=600, needs=f"{GPU}, {BERT}"),
+    Row("bohb_resnet_cifar10", minutes=6000, needs=f"four GPUs and {CIFAR}"),
+    Row("dqn_atari", minutes=3000, needs=f"{GPU} (3M Atari steps: days on 2 CPUs)"),
+    Row("dqn_cartpole", minutes=15, check_stop=("env_steps=64000",)),
+    Row("hyperopt_bert_sst2", minutes=900, needs=f"{GPU}, {BERT}"),
+    Row("impala_atari", minutes=6000, needs=f"{GPU} (10M Atari steps: days on 2 CPUs)"),
+    Row("ippo_spread", minutes=40),
+    Row("maddpg_spread", minutes=95),
+    Row("maddpg_tag", minutes=120),
+    Row("mappo_spread", minutes=80, check_stop=("env_steps=64000",)),
+    Row("masac_multiwalker", minutes=120, stop=("env_steps=200000",)),
+    Row("optuna_ppo_cartpole", minutes=40),
+    Row("pb2_ppo_cartpole", minutes=15),
+    Row("pbt_appo_atari", minutes=6000, needs="needs a cluster: 8 trials of 9 CPUs and a GPU"),
+    Row("pbt_maddpg_spread", minutes=250),
+    Row("pbt_ppo_atari", minutes=6000, needs="needs a cluster: 8 trials of 9 CPUs and a GPU"),
+    Row("pbt_ppo_cartpole", minutes=15),
+    Row("pbt_qmix_spread", minutes=200),
+    Row("pbt_resnet_cifar10", minutes=6000, needs=f"four GPUs and {CIFAR}"),
+    Row("ppo_atari", minutes=3000, needs=f"{GPU} (10M Atari steps: days on 2 CPUs)"),
+    Row("ppo_cartpole", minutes=1, check_stop=("env_steps=64000",)),
+    Row("ppo_pistonball", minutes=120, stop=("env_steps=200000",)),
+    Row("ppo_shared_spread", minutes=20),
+    Row("qmix_spread", minutes=95),
+    Row("resnet50_imagenet", minutes=6000, needs="needs 8 GPUs and ImageNet (class folders)"),
+    Row("resnet_cifar10", minutes=6000, needs=f"{GPU} and {CIFAR}"),
+    Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps: a day on 2 CPUs)"),
+    Row("sac_multiwalker", minutes=120, stop=("env_steps=200000",)),
+    Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
+    Row("selfplay_connect4", minutes=120),
+    Row("vdn_spread", minutes=95),
+)
+BY_NAME = {row.name: row for row in ROWS}
+
+
+def fast_rows() -> list[Row]:
+    """The rows `--check` runs."""
+    return [row for row in ROWS if row.check_stop]
+
+
+@dataclass(frozen=True)
+class Commands:
+    """The `python -m rlsuite.run` processes that measure a row, and the one shell line
+    that shows them."""
+
+    argvs: list[list[str]]
+    """Each process's arguments after `python` (one process; one per seed for populations)."""
+    line: str
+
+    @property
+    def names(self) -> list[str]:
+        """The results folders under STORAGE_PATH, one per process."""
+        return [argv[argv.index("--name") + 1] for argv in self.argvs]
+
+
+def commands(row: Row, seeds: int, check: bool = False) -> Commands:
+    """The commands of a row's measurement (`check`: of its `--check` run)."""
+    stop = row.check_stop if check else row.stop
+    name = f"{row.name}-check" if check else row.name
+    flags = [*_pairs("--stop", stop), *_pairs("--set", row.sets)]
+    head = ["-m", "rlsuite.run", f"experiments/{row.name}.py"]
+    tail = ["--storage-path", STORAGE_PATH, "--overwrite"]
+    if not row.population:
+        argv = [*head, "--seeds", str(seeds), *flags, "--name", name, *tail]
+        return Commands([argv], shlex.join(["python", *argv]))
+    argvs = [
+        [*head, "--seed", str(seed), *flags, "--name", f"{name}-seed{seed}", *tail]
+        for seed in range(seeds)
+    ]
+    # One line for the reader: the same commands as a loop over the seeds.
+    shown = shlex.join(["python", *head, "--seed", "SEED", *flags])
+    shown += f" --name {name}-seedSEED {shlex.join(tail)}"
+    loop = " ".join(str(seed) for seed in range(seeds))
+    return Commands(argvs, f"for s in {loop}; do {shown.replace('SEED', '$s')}; done")
+
+
+def _pairs(flag: str, values: Iterable[str]) -> list[str]:
+    return [part for value in values for part in (flag, value)]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Which rows a run measures, and a line for each it leaves out."""
+
+    rows: list[Row]
+    skipped: list[str]
+
+
+def plan(names: list[str] | None, seeds: int, budget_minutes: float | None) -> Plan:
+    """The rows `names` (default: every row that fits a 2-CPU machine) within the budget.
+    A row named with `--only` runs even where it needs more than 2 CPUs: on a GPU machine
+    that is how it gets measured."""
+    rows, skipped = [], []
+    for row in [BY_NAME[name] for name in names] if names else list(ROWS):
+        if not names and not row.cpu_ok:
+            skipped.append(f"skipped {row.name}: {row.needs} (--only {row.name} runs it)")
+        elif budget_minutes is not None and row.minutes * seeds > budget_minutes:
+            skipped.append(
+                f"skipped {row.name}: about {row.minutes * seeds:,.0f} min for {seeds} seeds "
+                f"(an estimate) is over --budget-minutes {budget_minutes:g}"
+            )
+        else:
+            rows.append(row)
+    return Plan(rows, skipped)
