@@ -2,7 +2,8 @@
 
 Expected: a mean return of -250 within about 10k env steps (RLlib's tuned example
 `tuned_examples/sac/pendulum_sac.py`, whose settings these are, stops at -250 with a
-20k-step budget).
+20k-step budget). Measured (`python scripts/benchmark.py --only sac_pendulum`, docs/
+benchmarks.md): seeds 0, 1 and 2 met it after 8.5k, 6.5k and 5.9k env steps.
 """
 
 from ray.rllib.algorithms.sac import SACConfig

@@ -35,7 +35,9 @@ class FinalWindow:
 
     def describe(self) -> str:
         if self.env_steps is None:
-            return f"last {self.iterations} iterations"
+            return (
+                "last iteration" if self.iterations == 1 else f"last {self.iterations} iterations"
+            )
         return f"iterations that end within its last {self.env_steps:,.0f} env steps"
 
 

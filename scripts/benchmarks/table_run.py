@@ -32,6 +32,11 @@ from rlsuite.errors import UsageError
 from rlsuite.reporting import figures, runs
 
 WINDOW = runs.FinalWindow()  # rlsuite.report's default: the last 5 iterations
+# A run that stops at a threshold (a return, an accuracy) is scored at its last iteration,
+# the one that met the stop: the 5 before it are the climb to it (measured: sac_pendulum's
+# seeds stopped at -250 or better while their last-5 mean was -526).
+AT_THE_STOP = runs.FinalWindow(iterations=1)
+BUDGETS = frozenset({"env_steps", "training_iteration", "time_total_s", "epoch"})
 
 
 def measure(
@@ -63,12 +68,13 @@ def score(
         figure_dir.mkdir(parents=True, exist_ok=True)
         path = figures.learning_curves([config], figure_dir / f"{row.name}.png")
         figure = os.path.relpath(path, figure_dir.parent)
-    scores = [t.final_score(config.metric, WINDOW) for t in config.trials]
+    window = scoring_window(stop)
+    scores = [t.final_score(config.metric, window) for t in config.trials]
     return Measurement(
         command=command,
         stop=list(stop),
         metric=config.metric,
-        window=WINDOW.describe(),
+        window=window.describe(),
         seeds=[_seed(t, i) for i, t in enumerate(config.trials)],
         scores=scores,
         steps=steps,
@@ -83,6 +89,12 @@ def score(
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
         summary=Scores.of(scores),
     )
+
+
+def scoring_window(stop: tuple[str, ...]) -> runs.FinalWindow:
+    """The last iteration for a run with a threshold among its stops, else the report's."""
+    thresholds = [value for value in stop if value.split("=", 1)[0] not in BUDGETS]
+    return AT_THE_STOP if thresholds else WINDOW
 
 
 def scored(row: Row, loaded: list[runs.Config]) -> runs.Config:
