@@ -17,8 +17,8 @@ from rlsuite.supervised.config import SupervisedConfig
 # What a supervised trial's own process reserves: it only waits on its Train run. No CPU:
 # Train's elastic policy (Ray 2.60) counts each node's *total* CPUs, so a driver holding a
 # sliver of one made it ask for a worker group that could never be placed (a 2-CPU node
-# with max_workers=2 waited forever). A token of memory instead, as Tune refuses an empty
-# request.
+# with max_workers=2 waited without an epoch until stopped after 240 s; Train retries such
+# a group without end). A token of memory instead, as Tune refuses an empty request.
 DRIVER_RESOURCES: dict[str, float] = {"memory": 1 << 20}
 
 
