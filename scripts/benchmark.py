@@ -15,8 +15,9 @@ data set) run only when `--only` names them.
 The gate: measuring a fast row (ppo_cartpole, dqn_cartpole, sac_pendulum, mappo_spread)
 also records a short run of it at its check stop (`--record-check` records only that).
 `--check` runs each fast row at that stop again with the recorded seeds and prints PASS or
-FAIL per row: exit 1 when a row's IQM falls outside its recorded 95% interval, 2 (before
-running anything) when a row has no usable record. CI runs none of this: each row takes
+FAIL per row: exit 1 when a row's IQM falls outside its recorded 95% interval. A fast row
+with no usable record is named, with the command that records it, and left out; exit 2
+(before running anything) when no row has one, or when `--only` names one without. CI runs none of this: each row takes
 minutes to hours.
 
 python scripts/benchmark.py [--only NAME ...] [--seeds N] [--budget-minutes M]
@@ -32,7 +33,7 @@ from pathlib import Path
 
 from benchmarks.common import ROOT, bench_parser
 from benchmarks.table import BY_NAME, DEFAULT_SEEDS, ROWS, Plan, Row, fast_rows, plan
-from benchmarks.table_records import Records, missing_checks
+from benchmarks.table_records import Records, missing_check, missing_checks
 from benchmarks.table_render import list_lines
 from rlsuite.errors import UsageError
 from rlsuite.flags import Parser, positive_float, positive_int
@@ -91,9 +92,8 @@ def main(argv: list[str] | None = None) -> int:
         check_output_file(args.output, "--output")
         check_output_file(records_path, "--output")
         records = Records.load(records_path)
-        problem = missing_checks([(r.name, r.check_stop) for r in rows], records)
-        if args.check and problem is not None:  # before anything runs
-            raise UsageError(problem)
+        if args.check:  # before anything runs
+            rows, ungated = _gated_rows(rows, records, named=bool(args.only))
     except UsageError as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
 
     out = sys.stderr if args.json else sys.stdout  # --json: stdout holds only the JSON
     if args.check:
+        for line in ungated:
+            print(line, file=out, flush=True)
         outcomes = table_run.check_rows(rows, records, out)
         if args.json:
             print(json.dumps([o.to_json() for o in outcomes], indent=1))
@@ -132,6 +134,23 @@ def _measured_json(
         "skipped": skipped,
         "failed": failed,
     }
+
+
+def _gated_rows(rows: list[Row], records: Records, named: bool) -> tuple[list[Row], list[str]]:
+    """The rows `--check` can gate, and a line for each fast row it cannot (no usable record).
+    Rows named with `--only` must all have one; UsageError when they do not, or when no row
+    has one."""
+    usable = [row for row in rows if missing_check(row.name, row.check_stop, records) is None]
+    if named or not usable:
+        problem = missing_checks([(row.name, row.check_stop) for row in rows], records)
+        if problem is not None:
+            raise UsageError(problem)
+    ungated = [
+        f"not gated: {missing_check(row.name, row.check_stop, records)}"
+        for row in rows
+        if row not in usable
+    ]
+    return usable, ungated
 
 
 def _check_flags(parser: Parser, args: argparse.Namespace) -> list[Row]:

@@ -305,3 +305,32 @@ def test_a_threshold_stop_scores_the_last_iteration_a_budget_the_last_five(
     assert at_stop.scores == [-240.0] and at_stop.window == "last iteration"
     budget = table_run.score(row, [runs.load(run)], "cmd", row.check_stop, 5.0)
     assert budget.scores == [(-600.0 * 4 - 240.0) / 5] and budget.window == "last 5 iterations"
+
+
+def test_the_gate_checks_the_recorded_rows_and_names_the_unrecorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without --only, fast rows with no record are named (with the command that records
+    them) and the recorded ones are gated; with --only naming an unrecorded row, exit 2."""
+    output = tmp_path / "benchmarks.md"
+    recorded = measurement([10.0, 15.0, 20.0], ["env_steps=64000"])
+    Records({}, {"ppo_cartpole": recorded}).save(output.with_suffix(".json"))
+    checked = []
+
+    def fake_measure(row: object, seeds: int, **_: object) -> Measurement:
+        checked.append(row.name)
+        return measurement([14.0, 15.0, 16.0], ["env_steps=64000"])
+
+    monkeypatch.setattr(table_run, "measure", fake_measure)
+    assert benchmark.main(["--check", "--output", str(output)]) == 0
+    assert checked == ["ppo_cartpole"]
+    out = capsys.readouterr().out.splitlines()
+    ungated = [line for line in out if line.startswith("not gated: ")]
+    assert len(ungated) == len(fast_rows()) - 1, out
+    assert any(
+        "sac_pendulum has no recorded check run" in line
+        and "--only sac_pendulum --record-check" in line
+        for line in ungated
+    )
+    assert any(line.startswith("PASS ppo_cartpole") for line in out)
+    assert benchmark.main(["--check", "--only", "sac_pendulum", "--output", str(output)]) == 2
