@@ -102,7 +102,8 @@ def train_driver(trial_config: dict[str, Any], checkpoint_every: int = 1) -> Non
         splits = registry.load(config)
         datasets = {"train": splits.train, "validation": splits.validation}
         loop_config["splits"] = dataclasses.replace(splits, train=None, validation=None)
-    timeout = ELASTIC_WORKER_START_TIMEOUT_S if config.max_workers else WORKER_START_TIMEOUT_S
+    elastic = isinstance(scaling_config(config).num_workers, tuple)
+    timeout = ELASTIC_WORKER_START_TIMEOUT_S if elastic else WORKER_START_TIMEOUT_S
     os.environ.setdefault("RAY_TRAIN_WORKER_GROUP_START_TIMEOUT_S", timeout)
     if sum(node["Alive"] for node in ray.nodes()) == 1:
         os.environ.setdefault(PREEMPTION_WATCHER_ENV_VAR, "0")

@@ -56,8 +56,9 @@ def _header(machines: list[str]) -> list[str]:
         "Score: the experiment's metric (`rlsuite.metrics`) averaged over each seed's final "
         "iterations (the record's `window` in the JSON), as `rlsuite.report` does; for a "
         "sweep or a PBT population, each seed is a population and its score is its best "
-        "trial's. A row with a threshold among its stops (a return, an accuracy) is scored at "
-        "its last iteration instead, where it met the stop or ran out of budget. IQM: the mean of the middle 50% of "
+        "trial's. A row that stops at a threshold (a return, an accuracy) scores below it: the "
+        "window holds the climb to it; a seed whose env steps end below the row's step "
+        "budget met the threshold. IQM: the mean of the middle 50% of "
         "seeds, with its 95% stratified-bootstrap interval (rliable). Per seed: the env steps "
         "(or epochs) it ran. Throughput: the median over iterations. Time: Tune's training "
         "seconds per seed, and the command's wall time (Ray's start-up included; Tune runs "
@@ -110,7 +111,10 @@ def _checks(records: Records, machines: list[str]) -> list[str]:
         "recorded 95% interval. CI runs none of it (minutes of training); run it after a "
         "change to the launcher, the RLlib settings or the Ray and torch versions. A "
         "measurement of a fast row records its check run too; "
-        "`python scripts/benchmark.py --only NAME --record-check` records it alone.",
+        "`python scripts/benchmark.py --only NAME --record-check` records it alone. With 3 "
+        "seeds the IQM is the mean and the interval is the seeds' range, so a row passes when "
+        "its fresh mean lands inside the recorded seeds' range; how often an unchanged tree "
+        "passes is not measured yet.",
     ]
     lines = [
         "## Regression gate",

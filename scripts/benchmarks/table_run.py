@@ -32,11 +32,9 @@ from rlsuite.errors import UsageError
 from rlsuite.reporting import figures, runs
 
 WINDOW = runs.FinalWindow()  # rlsuite.report's default: the last 5 iterations
-# A run that stops at a threshold (a return, an accuracy) is scored at its last iteration,
-# the one that met the stop: the 5 before it are the climb to it (measured: sac_pendulum's
-# seeds stopped at -250 or better while their last-5 mean was -526).
-AT_THE_STOP = runs.FinalWindow(iterations=1)
-BUDGETS = frozenset({"env_steps", "training_iteration", "time_total_s", "epoch"})
+# Every row, threshold stops included, is scored over this window. Scoring a threshold run
+# at the iteration that met its stop would pick the one value the stop selected (tried:
+# sac_pendulum's seed 0 stopped on a single episode of -2 after -656, -695 and -384).
 
 
 def measure(
@@ -68,13 +66,12 @@ def score(
         figure_dir.mkdir(parents=True, exist_ok=True)
         path = figures.learning_curves([config], figure_dir / f"{row.name}.png")
         figure = os.path.relpath(path, figure_dir.parent)
-    window = scoring_window(stop)
-    scores = [t.final_score(config.metric, window) for t in config.trials]
+    scores = [t.final_score(config.metric, WINDOW) for t in config.trials]
     return Measurement(
         command=command,
         stop=list(stop),
         metric=config.metric,
-        window=window.describe(),
+        window=WINDOW.describe(),
         seeds=[_seed(t, i) for i, t in enumerate(config.trials)],
         scores=scores,
         steps=steps,
@@ -89,12 +86,6 @@ def score(
         date=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d"),
         summary=Scores.of(scores),
     )
-
-
-def scoring_window(stop: tuple[str, ...]) -> runs.FinalWindow:
-    """The last iteration for a run with a threshold among its stops, else the report's."""
-    thresholds = [value for value in stop if value.split("=", 1)[0] not in BUDGETS]
-    return AT_THE_STOP if thresholds else WINDOW
 
 
 def scored(row: Row, loaded: list[runs.Config]) -> runs.Config:

@@ -293,20 +293,6 @@ def test_a_single_config_scores_each_seed_over_its_last_iterations(tmp_path: Pat
     ]
 
 
-def test_a_threshold_stop_scores_the_last_iteration_a_budget_the_last_five(
-    tmp_path: Path,
-) -> None:
-    """A run stopped by a return threshold is scored where it met it; one stopped by a
-    step budget over the report's window (its last 5 iterations)."""
-    run = tmp_path / "sac_pendulum"
-    write_trial(run / "SAC_a_00000", 0, [-900.0] * 6 + [-600.0] * 4 + [-240.0])
-    row = BY_NAME["sac_pendulum"]
-    at_stop = table_run.score(row, [runs.load(run)], "cmd", row.measured_stop(), 5.0)
-    assert at_stop.scores == [-240.0] and at_stop.window == "last iteration"
-    budget = table_run.score(row, [runs.load(run)], "cmd", row.check_stop, 5.0)
-    assert budget.scores == [(-600.0 * 4 - 240.0) / 5] and budget.window == "last 5 iterations"
-
-
 def test_the_gate_checks_the_recorded_rows_and_names_the_unrecorded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
