@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+import torch
+import tree
+from ray.rllib.core.columns import Columns
 
 from rlsuite import envs
 from rlsuite.evaluation.locate import MODULES_DIR, locate
@@ -141,6 +144,63 @@ def test_frame_stacking_sessions(tmp_path_factory: pytest.TempPathFactory, tmp_p
     history = np.array([played[3][agent] for agent in sorted(played[3])])
     alone = np.array([fresh[agent] for agent in sorted(fresh)])
     assert not np.allclose(history, alone), "the stacked frames made no difference"
+
+
+def module_greedy_actions(module: Any, observations: np.ndarray, carry_state: bool) -> list[int]:
+    """A recurrent module's greedy actions stepped one observation at a time, its state
+    carried from step to step as an env runner carries it (or reset to the initial one)."""
+    initial = tree.map_structure(lambda s: torch.as_tensor(s)[None], module.get_initial_state())
+    state, actions = initial, []
+    with torch.no_grad():
+        for o in observations:
+            obs = torch.as_tensor(o[None, None], dtype=torch.float32)  # batch 1, time 1
+            out = module.forward_inference({Columns.OBS: obs, Columns.STATE_IN: state})
+            actions.append(int(out[Columns.ACTION_DIST_INPUTS][0, 0].argmax()))
+            state = out[Columns.STATE_OUT] if carry_state else initial
+    return actions
+
+
+@pytest.mark.slow  # trains an LSTM CartPole smoke and starts a server: about a minute
+def test_recurrent_sessions(
+    capsys: pytest.CaptureFixture[str], tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """An LSTM policy's state lives in its session: the served actions are the module's
+    with its state carried from request to request, and not those of a fresh state."""
+    storage = tmp_path_factory.mktemp("results")
+    lstm = "rl_module.model_config.use_lstm=True"
+    run = run_cli(
+        ROOT / "experiments" / "ppo_cartpole.py", "--smoke", "--set", lstm, storage=storage
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    module = load_module(locate(storage / "ppo_cartpole").checkpoint)
+    assert module.is_stateful()
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # observations on which the carried state changes a greedy action
+        obs = rng.normal(0.0, 1.0, size=(8, 4)).astype(np.float32)
+        carried = module_greedy_actions(module, obs, carry_state=True)
+        if carried != module_greedy_actions(module, obs, carry_state=False):
+            break
+    else:
+        pytest.fail("no observations found on which the LSTM's state changes an action")
+
+    with serving(storage / "ppo_cartpole", tmp_path / "logs") as port:
+
+        def act(step: int, **session: Any) -> int:
+            status, answer = post(port, {"observations": [obs[step].tolist()], **session})
+            assert status == 200, answer
+            return int(answer["actions"][0])
+
+        played = [act(t, session_id="a", reset=t == 0) for t in range(4)]
+        act(0, session_id="b", reset=True)  # another session between two of a's steps
+        played += [act(t, session_id="a") for t in range(4, len(obs))]
+        fresh = [act(t) for t in range(len(obs))]  # no session: each a first step
+        again = [act(t, session_id="a", reset=t == 0) for t in range(len(obs))]
+    assert played == carried
+    assert again == carried  # reset gives the initial state back
+    assert fresh == module_greedy_actions(module, obs, carry_state=False)
+    assert "serve it with --replicas 1" in refused(
+        capsys, storage / "ppo_cartpole", "--replicas", "2"
+    )
 
 
 def refused(capsys: pytest.CaptureFixture[str], *args: str | Path) -> str:
