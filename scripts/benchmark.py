@@ -165,9 +165,13 @@ def _check_flags(parser: Parser, args: argparse.Namespace) -> list[Row]:
     if slow:
         names = ", ".join(row.name for row in fast)
         parser.error(f"{flag}: {', '.join(slow)} has no check run (the fast rows: {names})")
-    if args.check and (args.seeds or args.budget_minutes):
+    if args.check and (args.seeds or args.budget_minutes is not None):
         parser.error(
             "--check runs each fast row with its recorded seeds, within no budget; drop --seeds and --budget-minutes"
+        )
+    if args.budget_minutes is not None:
+        parser.error(
+            "--record-check runs every fast row's short check run, within no budget; drop --budget-minutes"
         )
     return [BY_NAME[name] for name in args.only] if args.only else fast
 

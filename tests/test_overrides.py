@@ -124,3 +124,18 @@ def test_seeds_flag_grid_searches_the_seed() -> None:
     seeded = apply_flags(experiment, args)
     assert seeded.search["seed"] == {"grid_search": [10, 11, 12]}
     assert "seed" not in experiment.search
+
+
+def test_seed_flag_seeds_the_sweep_s_searcher() -> None:
+    from rlsuite.launcher.loader import load_experiment
+    from rlsuite.launcher.prepare import apply_flags
+    from rlsuite.run import build_parser
+    from tests.helpers import ROOT
+
+    experiment = load_experiment(ROOT / "experiments" / "optuna_ppo_cartpole.py")
+    assert experiment.searcher is not None and experiment.searcher.seed == 0
+    parse = build_parser().parse_args
+    seeded = apply_flags(experiment, parse(["x.py", "--seed", "7"])).searcher
+    assert seeded is not None and seeded.seed == 7
+    unseeded = apply_flags(experiment, parse(["x.py"])).searcher
+    assert unseeded is not None and unseeded.seed == 0

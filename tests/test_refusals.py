@@ -206,3 +206,18 @@ def test_supervised_trial_process_holds_no_cpu_an_elastic_run_could_count() -> N
     request = workload.trainable(experiment)._resources  # what tune.with_resources set
     assert all(bundle.get("CPU", 0) == 0 for bundle in request.bundles), request.bundles
     assert workload.trial_resources(experiment)["CPU"] == 1, "the Train workers' only"
+
+
+def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() -> None:
+    from rlsuite.experiment import Experiment
+    from rlsuite.supervised import SupervisedConfig
+    from rlsuite.supervised.workload import SupervisedWorkload
+
+    workload, cluster = SupervisedWorkload(), {"CPU": 8.0, "memory": 1e10}
+
+    def concurrent(config: SupervisedConfig) -> int | None:
+        return workload.max_concurrent_trials(Experiment(config=config, stop={}), cluster)
+
+    assert concurrent(SupervisedConfig(num_workers=2)) == 4
+    assert concurrent(SupervisedConfig(num_workers=1, max_workers=4)) == 2
+    assert concurrent(SupervisedConfig(num_workers=2, max_workers=2, cpus_per_worker=2)) == 2

@@ -101,9 +101,16 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
         first = options.seed or 0
         search["seed"] = tune.grid_search(list(range(first, first + options.seeds)))
     experiment = workload_for(experiment.config).apply_flags(experiment, options)
+    searcher = experiment.searcher
+    if searcher is not None and options.seed is not None and not options.seeds:
+        # A sweep's outcome depends on its searcher's draws as much as on its trials': one
+        # `--seed` makes the whole sweep another sample (the benchmark's population rows
+        # count on this to measure the spread between sweeps).
+        searcher = dataclasses.replace(searcher, seed=options.seed)
     return dataclasses.replace(
         experiment,
         search=search,
+        searcher=searcher,
         stop=checks.parse_stops(list(options.stops)) or experiment.stop,
         num_samples=options.num_samples or experiment.num_samples,
         checkpoint_every=options.checkpoint_every or experiment.checkpoint_every,

@@ -63,10 +63,17 @@ class SupervisedWorkload:
     def max_concurrent_trials(
         self, experiment: Experiment, cluster_resources: dict[str, float]
     ) -> int | None:
-        """As many trials as the cluster fits Train runs."""
+        """As many trials as the cluster fits Train runs at their largest: an elastic run
+        grows to `max_workers` when the cluster has room, and Train's elastic policy (Ray
+        2.60) counts each node's total CPUs, not the free ones, so trials sized by their
+        minimum would ask for workers another trial holds."""
+        from rlsuite.supervised.trainable import worker_resources
+
+        config = _config(experiment)
+        largest = config.replace(num_workers=max(config.num_workers, config.max_workers or 0))
         fits = [
             int(cluster_resources.get(name, 0.0) // amount)
-            for name, amount in self.trial_resources(experiment).items()
+            for name, amount in {**worker_resources(largest), **DRIVER_RESOURCES}.items()
             if amount > 0
         ]
         return max(1, min(fits, default=1))

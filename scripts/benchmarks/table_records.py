@@ -109,6 +109,8 @@ class Records:
             return cls({}, {})
         try:
             data = json.loads(path.read_text())
+            if data["version"] != VERSION:
+                raise ValueError(f"version {data['version']!r}, this script writes {VERSION!r}")
             return cls(
                 {k: Measurement.from_json(v) for k, v in data["rows"].items()},
                 {k: Measurement.from_json(v) for k, v in data["checks"].items()},

@@ -19,6 +19,7 @@ from benchmarks.common import EXPERIMENTS, ROOT, scripts_on_path
 from benchmarks.table import BY_NAME, ROWS, commands, fast_rows, plan
 from benchmarks.table_records import CheckOutcome, Measurement, Records, Scores, missing_checks
 from benchmarks.table_render import render
+from rlsuite.errors import UsageError
 from rlsuite.reporting import runs
 
 MACHINE = {"cpus": 2, "cpu_model": "AMD EPYC", "processor": "x86_64", "gpus": []}
@@ -168,6 +169,15 @@ def test_a_run_of_one_row_keeps_the_other_records(
     assert json.loads(output.with_suffix(".json").read_text())["version"] == 1
 
 
+def test_records_of_another_version_are_refused_not_misread(tmp_path: Path) -> None:
+    path = tmp_path / "benchmarks.json"
+    Records({}, {}).save(path)
+    data = json.loads(path.read_text())
+    path.write_text(json.dumps({**data, "version": 2}))
+    with pytest.raises(UsageError, match=r"version 2, this script writes 1\); restore it from git"):
+        Records.load(path)
+
+
 def test_a_run_within_no_row_budget_writes_the_page_of_unmeasured_rows(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -226,6 +236,7 @@ def test_a_check_without_a_usable_record_names_the_command_that_records_it() -> 
         (["--check", "--only", "ppo_atari"], "--check: ppo_atari has no check run (the fast rows:"),
         (["--check", "--output", "README.md/b.md"], "--output README.md/b.md: README.md is a file"),
         (["--seeds", "0"], "argument --seeds: must be at least 1"),
+        (["--record-check", "--budget-minutes", "5"], "--record-check runs every fast row's"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_ray_loads(args: list[str], message: str) -> None:
