@@ -104,7 +104,7 @@ def build_parser() -> Parser:
     parser.add_argument(
         "--seed",
         type=non_negative_int,
-        help="seed for envs, exploration and network initialisation",
+        help="seed for envs, exploration, network initialisation and the experiment's searcher",
     )
     parser.add_argument(
         "--seeds",

@@ -171,7 +171,7 @@ def _check_flags(parser: Parser, args: argparse.Namespace) -> list[Row]:
         )
     if args.budget_minutes is not None:
         parser.error(
-            "--record-check runs every fast row's short check run, within no budget; drop --budget-minutes"
+            "--record-check runs the fast rows' short check runs, within no budget; drop --budget-minutes"
         )
     return [BY_NAME[name] for name in args.only] if args.only else fast
 

@@ -209,6 +209,8 @@ def test_supervised_trial_process_holds_no_cpu_an_elastic_run_could_count() -> N
 
 
 def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() -> None:
+    from ray import tune
+
     from rlsuite.experiment import Experiment
     from rlsuite.supervised import SupervisedConfig
     from rlsuite.supervised.workload import SupervisedWorkload
@@ -221,3 +223,6 @@ def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() 
     assert concurrent(SupervisedConfig(num_workers=2)) == 4
     assert concurrent(SupervisedConfig(num_workers=1, max_workers=4)) == 2
     assert concurrent(SupervisedConfig(num_workers=2, max_workers=2, cpus_per_worker=2)) == 2
+    searched = {"max_workers": tune.choice([2, 4]), "cpus_per_worker": tune.grid_search([1, 2])}
+    sweep = Experiment(config=SupervisedConfig(num_workers=1), stop={}, search=searched)
+    assert workload.max_concurrent_trials(sweep, cluster) == 1, "4 workers of 2 CPUs each"

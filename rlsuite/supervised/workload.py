@@ -70,6 +70,12 @@ class SupervisedWorkload:
         from rlsuite.supervised.trainable import worker_resources
 
         config = _config(experiment)
+        scaling = {
+            key: _largest(experiment.search[key], getattr(config, key))
+            for key in ("num_workers", "max_workers", "cpus_per_worker", "use_gpu")
+            if key in experiment.search
+        }
+        config = config.replace(**scaling)
         largest = config.replace(num_workers=max(config.num_workers, config.max_workers or 0))
         fits = [
             int(cluster_resources.get(name, 0.0) // amount)
@@ -97,6 +103,19 @@ def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
         if isinstance(value, str) and "://" not in value:
             changes[name] = str(Path(value).expanduser().absolute())
     return config.replace(**changes)
+
+
+def _largest(space: Any, default: Any) -> Any:
+    """The largest value a searched key can take: a grid's or a choice's largest, a
+    range's upper bound (Tune's `randint` excludes it: one more than can come, never
+    less); a `sample_from` function's is unknown, so the config's own value stands."""
+    if isinstance(space, dict) and "grid_search" in space:
+        return max(space["grid_search"])
+    if hasattr(space, "categories"):
+        return max(space.categories)
+    if hasattr(space, "upper"):
+        return space.upper
+    return default if callable(space) or hasattr(space, "sample") else space
 
 
 def _config(experiment: Experiment) -> SupervisedConfig:

@@ -118,7 +118,7 @@ class Records:
         except (OSError, ValueError, KeyError, TypeError, IndexError) as error:
             raise UsageError(
                 f"{path} is not the benchmark table's records ({type(error).__name__}: "
-                f"{error}); restore it from git"
+                f"{error}); restore it from git, or run the script that wrote it"
             ) from None
 
     def save(self, path: Path) -> None:

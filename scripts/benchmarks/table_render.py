@@ -56,8 +56,8 @@ def _header(machines: list[str]) -> list[str]:
         "or PBT row has a folder per seed, `NAME-seedS`).",
         "Score: the experiment's metric (`rlsuite.metrics`) averaged over each seed's final "
         "iterations (the record's `window` in the JSON), as `rlsuite.report` does; for a "
-        "sweep or a PBT population, each seed is a population (`--seed` seeds its searcher "
-        "too) and its score is its best trial's. A row that stops at a threshold (a return, an accuracy) scores below it: the "
+        "sweep or a PBT population, each seed is a population (in a searcher's sweep, "
+        "`--seed` seeds the searcher too) and its score is its best trial's. A row that stops at a threshold (a return, an accuracy) scores below it: the "
         "window holds the climb to it; a seed whose env steps end below the row's step "
         "budget met the threshold. IQM: the mean of the middle 50% of "
         "seeds, with its 95% stratified-bootstrap interval (rliable). Per seed: the env steps "

@@ -17,7 +17,14 @@ import benchmark
 from benchmarks import experiment_file, table_run
 from benchmarks.common import EXPERIMENTS, ROOT, scripts_on_path
 from benchmarks.table import BY_NAME, ROWS, commands, fast_rows, plan
-from benchmarks.table_records import CheckOutcome, Measurement, Records, Scores, missing_checks
+from benchmarks.table_records import (
+    VERSION,
+    CheckOutcome,
+    Measurement,
+    Records,
+    Scores,
+    missing_checks,
+)
 from benchmarks.table_render import render
 from rlsuite.errors import UsageError
 from rlsuite.reporting import runs
@@ -173,8 +180,9 @@ def test_records_of_another_version_are_refused_not_misread(tmp_path: Path) -> N
     path = tmp_path / "benchmarks.json"
     Records({}, {}).save(path)
     data = json.loads(path.read_text())
-    path.write_text(json.dumps({**data, "version": 2}))
-    with pytest.raises(UsageError, match=r"version 2, this script writes 1\); restore it from git"):
+    path.write_text(json.dumps({**data, "version": VERSION + 1}))
+    expected = rf"version {VERSION + 1}, this script writes {VERSION}\); restore it from git"
+    with pytest.raises(UsageError, match=expected):
         Records.load(path)
 
 
@@ -236,7 +244,7 @@ def test_a_check_without_a_usable_record_names_the_command_that_records_it() -> 
         (["--check", "--only", "ppo_atari"], "--check: ppo_atari has no check run (the fast rows:"),
         (["--check", "--output", "README.md/b.md"], "--output README.md/b.md: README.md is a file"),
         (["--seeds", "0"], "argument --seeds: must be at least 1"),
-        (["--record-check", "--budget-minutes", "5"], "--record-check runs every fast row's"),
+        (["--record-check", "--budget-minutes", "5"], "--record-check runs the fast rows' short"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2_before_ray_loads(args: list[str], message: str) -> None:
