@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from benchmarks.cases import CASES
-from benchmarks.common import bench_parser, emit
+from benchmarks.common import bench_parser, emit, machine
 from rlsuite.flags import positive_int
 
 
@@ -33,7 +33,7 @@ def main() -> int:
     parser.add_argument("--smoke", action="store_true", help="both sides shrunk as by `--smoke`")
     args = parser.parse_args()
     # Imported after parsing: bad input fails at once, not after RLlib and torch load.
-    from benchmarks.throughput import ThroughputRun, machine, measure
+    from benchmarks.throughput import ThroughputRun, measure
 
     before = machine()
     cases = []

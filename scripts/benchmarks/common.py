@@ -1,5 +1,6 @@
 """What every benchmark shares: where the repository is, the one result API, a child
-process run with its wall and CPU seconds, and the command line.
+process run with its wall and CPU seconds, the command line, the machine's load and the
+rule for rounds too far apart to read a ratio from.
 """
 
 from __future__ import annotations
@@ -7,10 +8,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -38,6 +40,73 @@ class Result(Protocol):
 
 def emit(result: Result, as_json: bool) -> None:
     print(json.dumps(result.to_json(), indent=2) if as_json else result.report(), flush=True)
+
+
+NOISY = 0.25
+"""Rounds further apart than this, relative to their median, give no ratio (issue 21)."""
+
+
+def spread(values: Sequence[float]) -> tuple[float, float]:
+    """The lowest and highest of a figure over rounds."""
+    return min(values), max(values)
+
+
+def disagrees(values: Sequence[float], tolerance: float = NOISY) -> bool:
+    """Whether rounds "differ by more than 25%": (max - min) / |median| > `tolerance`.
+
+    Exactly `tolerance` still agrees. One round cannot disagree with itself (and shows no
+    spread either); a median of 0 disagrees whenever the rounds are not all equal.
+    """
+    if len(values) < 2:
+        return False
+    low, high = spread(values)
+    middle = abs(statistics.median(values))
+    return high > low if middle == 0 else (high - low) / middle > tolerance
+
+
+WITHHELD = f"rounds differ >{NOISY:.0%}"
+"""What a report prints in place of a ratio whose rounds disagree."""
+
+
+def ratio_of_medians(top: Sequence[float], bottom: Sequence[float]) -> float | None:
+    """median(top) / median(bottom); None where either side's rounds disagree, as then
+    the ratio would say more about the machine than about the two sides."""
+    if disagrees(top) or disagrees(bottom):
+        return None
+    return statistics.median(top) / statistics.median(bottom)
+
+
+def rounds_title(rounds: int) -> str:
+    """What a report's figures are: medians with their spread, or one round's."""
+    return f"{rounds} rounds (medians, spread min-max)" if rounds > 1 else "1 round: no spread"
+
+
+def spread_text(values: Sequence[float] | None, fmt: Callable[[float], str]) -> str:
+    """`min-max` of rounds for a report; "-" without a figure or with one round, whose
+    min and max would only repeat it."""
+    if values is None or len(values) < 2:
+        return "-"
+    low, high = spread(values)
+    # "-300--200" would read as a subtraction: negative figures (returns) get words.
+    return f"{fmt(low)}-{fmt(high)}" if low >= 0 else f"{fmt(low)} to {fmt(high)}"
+
+
+def spread_note(values: Sequence[float], fmt: Callable[[float], str]) -> str:
+    """`  (min-max)` to follow a median on a report's line; nothing after one round."""
+    return f"  ({spread_text(values, fmt)})" if len(values) > 1 else ""
+
+
+def machine() -> dict[str, Any]:
+    """The machine as the figures saw it; a load above the CPU count means it was shared."""
+    return {"cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}
+
+
+def load_line(before: Mapping[str, Any], after: Mapping[str, Any]) -> str:
+    """`machine()` before and after a benchmark, in words."""
+    return (
+        f"load average before {before['load_average_1m']:.1f}, "
+        f"after {after.get('load_average_1m', float('nan')):.1f} on {before['cpus']} CPUs"
+    )
 
 
 def bench_parser(script: str, description: str | None) -> Parser:

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import EXPERIMENTS, run_child
+from benchmarks.common import EXPERIMENTS, load_line, machine, run_child
 from rlsuite import metrics
 from rlsuite.results import lookup, read_results
 
@@ -89,6 +89,8 @@ class MultiAgentBench:
     """RLlib's default multi-agent PPO."""
     rlsuite: TrainingFigures
     """ppo_shared_spread.py through rlsuite.run."""
+    machine_before: dict[str, Any]
+    machine_after: dict[str, Any]
 
     @property
     def ratio(self) -> float:
@@ -115,10 +117,11 @@ class MultiAgentBench:
                     self.rllib_default.env_steps_per_s,
                 ),
                 line("rlsuite ppo_shared_spread.py", self.rlsuite.env_steps_per_s),
-                f"  ratio rlsuite / RLlib default {self.ratio:22.1f}x  (goal >= 10x)",
+                f"  ratio rlsuite / RLlib default {self.ratio:22.1f}x  (goal >= 10x; 1 round: no spread)",
                 "where the time goes:",
                 split("RLlib default", self.rllib_default),
                 split("rlsuite", self.rlsuite),
+                f"  {load_line(self.machine_before, self.machine_after)}",
             ]
         )
 
@@ -127,12 +130,12 @@ class MultiAgentBench:
 
 
 def measure(env_steps: int, raw_steps: int = 5_000) -> MultiAgentBench:
-    return MultiAgentBench(
-        env_steps_budget=env_steps,
-        raw_env=raw_env_rate(raw_steps),
-        rllib_default=rllib_default_run(env_steps),
-        rlsuite=rlsuite_run(env_steps),
-    )
+    # One round of each: the ratio is as good as the machine was quiet, so its load is kept.
+    before = machine()
+    raw_env = raw_env_rate(raw_steps)
+    rllib_default = rllib_default_run(env_steps)
+    rlsuite = rlsuite_run(env_steps)
+    return MultiAgentBench(env_steps, raw_env, rllib_default, rlsuite, before, machine())
 
 
 def raw_env_rate(steps: int, seed: int = 0) -> float:

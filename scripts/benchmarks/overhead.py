@@ -15,10 +15,21 @@ from __future__ import annotations
 import statistics
 import sys
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from benchmarks.common import EXPERIMENTS, Child, run_child
+from benchmarks.common import (
+    EXPERIMENTS,
+    WITHHELD,
+    Child,
+    load_line,
+    machine,
+    ratio_of_medians,
+    rounds_title,
+    run_child,
+    spread,
+    spread_note,
+)
 
 EXPERIMENT = EXPERIMENTS / "ppo_cartpole.py"
 MARK = "BENCH_MARK"
@@ -214,22 +225,27 @@ class OverheadResult:
     rounds: int
     rlsuite_s: list[float]
     rllib_s: list[float]
+    machine_before: dict[str, Any]
+    machine_after: dict[str, Any]
     rlsuite_phases: list[dict[str, float]] = field(default_factory=list)
     """Seconds per phase (`ROWS`), one dict per round."""
     rllib_phases: list[dict[str, float]] = field(default_factory=list)
     checkpoint_every: int = 5
 
     @property
-    def ratio(self) -> float:
-        return statistics.median(self.rlsuite_s) / statistics.median(self.rllib_s)
+    def ratio(self) -> float | None:
+        """Median wall times, rlsuite / RLlib; None where a side's rounds disagree."""
+        return ratio_of_medians(self.rlsuite_s, self.rllib_s)
 
     def report(self) -> str:
+        ratio = WITHHELD if self.ratio is None else f"{self.ratio:7.3f}"
         lines = [
             f"PPO CartPole, {self.iterations} iterations, checkpoints every {self.checkpoint_every}, "
-            f"{self.rounds} rounds (median wall time):",
-            f"  hand-written RLlib script  {statistics.median(self.rllib_s):7.1f} s",
-            f"  python -m rlsuite.run      {statistics.median(self.rlsuite_s):7.1f} s",
-            f"  ratio rlsuite / RLlib      {self.ratio:7.3f}  (goal <= 1.05)",
+            f"wall time, {rounds_title(self.rounds)}:",
+            f"  hand-written RLlib script  {_median(self.rllib_s):7.1f} s{spread_note(self.rllib_s, _fmt)}",
+            f"  python -m rlsuite.run      {_median(self.rlsuite_s):7.1f} s{spread_note(self.rlsuite_s, _fmt)}",
+            f"  ratio rlsuite / RLlib      {ratio}  (goal <= 1.05)",
+            f"  {load_line(self.machine_before, self.machine_after)}",
         ]
         if self.rllib_phases and self.rlsuite_phases:
             lines += self._phase_table()
@@ -254,27 +270,27 @@ class OverheadResult:
 
     def to_json(self) -> dict[str, Any]:
         medians = {"rllib": _medians(self.rllib_phases), "rlsuite": _medians(self.rlsuite_phases)}
-        return {**asdict(self), "ratio": self.ratio, "phase_medians": medians}
+        spreads = {"rlsuite_s": spread(self.rlsuite_s), "rllib_s": spread(self.rllib_s)}
+        # The ratio is null only where rounds disagree: `noisy` says so for a reader of JSON.
+        noisy = {"noisy": self.ratio is None, "spread": spreads}
+        return {**asdict(self), "ratio": self.ratio, **noisy, "phase_medians": medians}
 
 
 def measure(iterations: int, rounds: int, checkpoint_every: int = 5) -> OverheadResult:
-    rlsuite_s, rllib_s = [], []
-    rlsuite_phases, rllib_phases = [], []
+    result = OverheadResult(iterations, rounds, [], [], machine(), {}, [], [], checkpoint_every)
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as out:
             args = [str(iterations), str(checkpoint_every), out, str(EXPERIMENT)]
             child = run_child([sys.executable, "-c", HAND_WRITTEN, *args])
-        rllib_s.append(child.wall_s)
-        rllib_phases.append(_phases_of(child))
+        result.rllib_s.append(child.wall_s)
+        result.rllib_phases.append(_phases_of(child))
         with tempfile.TemporaryDirectory() as out:
             args = [str(EXPERIMENT), "--stop", f"training_iteration={iterations}"]
             args += ["--checkpoint-every", str(checkpoint_every), "--storage-path", out]
             child = run_child([sys.executable, "-c", SUITE, *args])
-        rlsuite_s.append(child.wall_s)
-        rlsuite_phases.append(_phases_of(child))
-    return OverheadResult(
-        iterations, rounds, rlsuite_s, rllib_s, rlsuite_phases, rllib_phases, checkpoint_every
-    )
+        result.rlsuite_s.append(child.wall_s)
+        result.rlsuite_phases.append(_phases_of(child))
+    return replace(result, machine_after=machine())
 
 
 def _medians(rounds: list[dict[str, float]]) -> dict[str, float]:

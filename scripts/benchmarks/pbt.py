@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import EXPERIMENTS, run_child
+from benchmarks.common import EXPERIMENTS, load_line, machine, rounds_title, run_child
 from rlsuite import metrics
 from rlsuite.results import lookup, read_results
 
@@ -44,14 +44,18 @@ class PbtBench:
     pbt_s: float
     no_pbt_s: float
     env_steps_per_s: dict[int, float]
+    machine_before: dict[str, Any]
+    machine_after: dict[str, Any]
 
     @property
     def ratio(self) -> float:
         return self.pbt_s / self.no_pbt_s
 
     def report(self) -> str:
+        # One run of each: no spread to show, so the load is what tells how far to trust it.
         lines = [
-            f"population of pbt_ppo_cartpole.py, {self.iterations} iterations per trial:",
+            f"population of pbt_ppo_cartpole.py, {self.iterations} iterations per trial, "
+            f"{rounds_title(1)}:",
             f"  without a scheduler  {self.no_pbt_s:7.1f} s",
             f"  with PBT             {self.pbt_s:7.1f} s",
             f"  ratio PBT / none     {self.ratio:7.3f}  (goal <= 1.10)",
@@ -60,6 +64,7 @@ class PbtBench:
         base = self.env_steps_per_s[min(self.env_steps_per_s)]
         for runners, rate in sorted(self.env_steps_per_s.items()):
             lines.append(f"  {runners:>2} env runners  {rate:9.0f}  ({rate / base:.2f}x)")
+        lines.append(f"  {load_line(self.machine_before, self.machine_after)}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -67,6 +72,7 @@ class PbtBench:
 
 
 def measure(iterations: int, runner_counts: list[int]) -> PbtBench:
+    before = machine()
     with tempfile.TemporaryDirectory() as out:
         args = [str(PBT_EXPERIMENT), str(iterations), out]
         no_pbt = run_child([sys.executable, "-c", RUN_WITHOUT_SCHEDULER, *args]).wall_s
@@ -74,7 +80,7 @@ def measure(iterations: int, runner_counts: list[int]) -> PbtBench:
         stop = ("--stop", f"training_iteration={iterations}")
         pbt = run_child(_cli(PBT_EXPERIMENT, out, *stop)).wall_s
     rates = {n: sampling_rate(n, iterations) for n in runner_counts}
-    return PbtBench(iterations, pbt, no_pbt, rates)
+    return PbtBench(iterations, pbt, no_pbt, rates, before, machine())
 
 
 def sampling_rate(env_runners: int, iterations: int) -> float:

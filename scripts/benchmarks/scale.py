@@ -18,8 +18,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import EXPERIMENTS, run_child
-from benchmarks.throughput import machine
+from benchmarks.common import (
+    EXPERIMENTS,
+    load_line,
+    machine,
+    rounds_title,
+    run_child,
+    spread_text,
+)
 from rlsuite import metrics
 from rlsuite.results import lookup, read_results
 
@@ -117,11 +123,13 @@ class ScaleResult:
 
     def spread(self, setting: Setting) -> str:
         values = [run.steady_env_steps_per_s or run.env_steps_per_s for run in self.runs[setting]]
-        return f"{min(values):,.0f}-{max(values):,.0f}"
+        return spread_text(values, lambda value: f"{value:,.0f}")
 
     def report(self) -> str:
         header = f"  {'':40}{'steady/s':>10}{'spread':>14}{'whole/s':>9}{'learner/s':>11}"
-        lines = [f"Atari Pong, {self.env_steps:,} env steps per run", header]
+        rounds = max((len(runs) for runs in self.runs.values()), default=0)
+        title = f"Atari Pong, {self.env_steps:,} env steps per run, {rounds_title(rounds)}"
+        lines = [title, header]
         for setting in self.runs:
             lines.append(
                 f"  {setting.label():40}{_fmt(self.median(setting, 'steady_env_steps_per_s')):>10}"
@@ -131,11 +139,7 @@ class ScaleResult:
                 f"{_fmt(self.median(setting, 'sampling_s'))} s, learning "
                 f"{_fmt(self.median(setting, 'learning_s'))} s"
             )
-        before, after = self.machine_before, self.machine_after
-        lines.append(
-            f"  load average before {before['load_average_1m']:.1f}, after "
-            f"{after.get('load_average_1m', float('nan')):.1f} on {before['cpus']} CPUs"
-        )
+        lines.append(f"  {load_line(self.machine_before, self.machine_after)}")
         lines.append(f"  command: {self.command}")
         return "\n".join(lines)
 

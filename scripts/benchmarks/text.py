@@ -22,6 +22,15 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader
 
+from benchmarks.common import (
+    WITHHELD,
+    load_line,
+    machine,
+    ratio_of_medians,
+    rounds_title,
+    spread,
+    spread_note,
+)
 from rlsuite import metrics
 from rlsuite.supervised import optim
 from rlsuite.supervised.config import SupervisedConfig
@@ -38,18 +47,27 @@ class TextBenchResult:
     plain: list[float]
     """Samples per second of the plain loop, one per round."""
     suite: list[float]
+    machine_before: dict[str, Any]
+    machine_after: dict[str, Any]
 
     @property
-    def ratio(self) -> float:
-        """Median suite / median plain throughput (1.0: the suite costs nothing)."""
-        return statistics.median(self.suite) / statistics.median(self.plain)
+    def ratio(self) -> float | None:
+        """Median suite / median plain throughput (1.0: the suite costs nothing); None
+        where a side's rounds disagree."""
+        return ratio_of_medians(self.suite, self.plain)
 
     def report(self) -> str:
+        ratio = WITHHELD if self.ratio is None else f"{self.ratio:10.2f}"
+        # Each side on a line of its own: with its spread, one line would run past 150 chars.
         return (
-            f"BERT-{self.size} seq {self.seq_length} batch {self.batch_size}, {self.device}: plain PyTorch "
-            f"{statistics.median(self.plain):,.2f} samples/s, suite's Ray Train loop "
-            f"{statistics.median(self.suite):,.2f} samples/s, ratio {self.ratio:.2f} "
-            f"(medians of {len(self.plain)} rounds)"
+            f"BERT-{self.size} seq {self.seq_length} batch {self.batch_size}, {self.device}, "
+            f"{rounds_title(len(self.plain))}:\n"
+            f"  plain PyTorch            {statistics.median(self.plain):10,.2f} samples/s"
+            f"{spread_note(self.plain, _fmt)}\n"
+            f"  suite's Ray Train loop   {statistics.median(self.suite):10,.2f} samples/s"
+            f"{spread_note(self.suite, _fmt)}\n"
+            f"  ratio suite / plain      {ratio}\n"
+            f"  {load_line(self.machine_before, self.machine_after)}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -61,6 +79,14 @@ class TextBenchResult:
             "plain_samples_per_second": self.plain,
             "suite_samples_per_second": self.suite,
             "ratio": self.ratio,
+            # The ratio is null only where rounds disagree: `noisy` says so for a reader of JSON.
+            "noisy": self.ratio is None,
+            "spread": {
+                "plain_samples_per_second": spread(self.plain),
+                "suite_samples_per_second": spread(self.suite),
+            },
+            "machine_before": self.machine_before,
+            "machine_after": self.machine_after,
         }
 
 
@@ -178,6 +204,7 @@ def measure(
     import ray
 
     config = bench_config(size, seq_length, batch_size, samples, threads, gpu)
+    before = machine()  # the machine as found, before this benchmark starts a Ray of its own
     started = not ray.is_initialized()
     if started:
         # A Ray of its own even where `ray start` left a cluster on the machine.
@@ -194,4 +221,8 @@ def measure(
         if started:
             ray.shutdown()
     device = torch.cuda.get_device_name() if gpu else f"CPU, {threads} thread(s)"
-    return TextBenchResult(size, seq_length, batch_size, device, plain, suite)
+    return TextBenchResult(size, seq_length, batch_size, device, plain, suite, before, machine())
+
+
+def _fmt(value: float) -> str:
+    return f"{value:,.2f}"

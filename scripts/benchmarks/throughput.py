@@ -9,7 +9,6 @@ over `rounds` (medians). The cases are in `cases.py`, the baselines in `baseline
 from __future__ import annotations
 
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -18,7 +17,17 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.cases import CASES, Case
-from benchmarks.common import EXPERIMENTS, run_child, scripts_on_path
+from benchmarks.common import (
+    EXPERIMENTS,
+    WITHHELD,
+    disagrees,
+    load_line,
+    rounds_title,
+    run_child,
+    scripts_on_path,
+    spread,
+    spread_text,
+)
 from rlsuite import metrics
 from rlsuite.results import lookup, read_results
 
@@ -81,21 +90,36 @@ class CaseResult:
     baseline: list[Side] = field(default_factory=list)
     suite: list[Side] = field(default_factory=list)
 
-    def median(self, side: str, name: str) -> float | None:
+    def values(self, side: str, name: str) -> list[float] | None:
+        """One side's figure over rounds; None when a round has none (it missed the target)."""
         runs = self.baseline if side == "baseline" else self.suite
         values = [getattr(run, name) for run in runs]
-        if any(value is None for value in values):
-            return None  # a round that missed the target: no time to report
-        return float(statistics.median(values))
+        if not values or any(value is None for value in values):
+            return None
+        return [float(value) for value in values]
+
+    def median(self, side: str, name: str) -> float | None:
+        values = self.values(side, name)
+        return None if values is None else float(statistics.median(values))
+
+    def spread(self, side: str, name: str) -> tuple[float, float] | None:
+        values = self.values(side, name)
+        return None if values is None else spread(values)
+
+    def noisy(self, name: str) -> bool:
+        """Whether either side's rounds of this figure differ by more than 25% (`disagrees`)."""
+        sides = (self.values("baseline", name), self.values("suite", name))
+        return any(values is not None and disagrees(values) for values in sides)
 
     def ratios(self) -> dict[str, float | None]:
-        """Speed-ups of the suite over the baseline; >1 means the suite is faster."""
+        """Speed-ups of the suite over the baseline; >1 means the suite is faster. None where
+        a side has no figure or its rounds are too far apart for a ratio to mean anything."""
         faster_when_higher = ("env_steps_per_s", "learner_samples_per_s")
         faster_when_lower = ("train_s", "wall_s", "time_to_return_s", "cpu_ms_per_env_step")
         ratios: dict[str, float | None] = {}
         for name in faster_when_higher + faster_when_lower:
             base, suite = self.median("baseline", name), self.median("suite", name)
-            if base is None or suite is None or min(base, suite) <= 0:
+            if base is None or suite is None or min(base, suite) <= 0 or self.noisy(name):
                 ratios[name] = None
             elif name in faster_when_higher:
                 ratios[name] = suite / base
@@ -105,22 +129,33 @@ class CaseResult:
 
     def report(self) -> str:
         target = f" or a return of {self.target_return:g}" if self.target_return is not None else ""
-        lines = [
-            f"{self.case}: {self.env_steps:,} env steps{target}, {len(self.suite)} round(s)",
-            f"  {'':24}{'RLlib default':>14}{'rlsuite':>12}{'speed-up':>10}",
-        ]
+        rounds = len(self.suite)
+        # One round has no spread: its columns would repeat the figure, so they are left out.
+        spreads = rounds > 1
+        title = rounds_title(rounds)
+        col = f"{'spread':>13}" if spreads else ""
+        header = f"  {'':24}{'RLlib default':>14}{col}{'rlsuite':>12}{col}{'speed-up':>10}"
+        lines = [f"{self.case}: {self.env_steps:,} env steps{target}, {title}", header]
         ratios = self.ratios()
         for name, label in ROWS:
-            base, suite = self.median("baseline", name), self.median("suite", name)
+            line, found = f"  {label:24}", True
+            for side, width in (("baseline", 14), ("suite", 12)):
+                median = self.median(side, name)
+                found = found and median is not None
+                line += f"{_fmt(median):>{width}}"
+                if spreads:
+                    line += f"{spread_text(self.values(side, name), _fmt):>13}"
             ratio = ratios.get(name)
-            lines.append(
-                f"  {label:24}{_fmt(base):>14}{_fmt(suite):>12}"
-                f"{'' if ratio is None else f'{ratio:.2f}x':>10}"
-            )
+            if ratio is not None:
+                line += f"{ratio:>9.2f}x"
+            elif name in ratios and found and self.noisy(name):
+                line += f"  {WITHHELD}"  # the ratio withheld, and why
+            lines.append(line.rstrip())
         lines.append(f"  command: {self.command}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
+        names = [name for name, _ in ROWS]
         return {
             "case": self.case,
             "env_steps": self.env_steps,
@@ -128,6 +163,12 @@ class CaseResult:
             "command": self.command,
             "baseline": [run.to_json() for run in self.baseline],
             "suite": [run.to_json() for run in self.suite],
+            "spread": {
+                side: {name: self.spread(side, name) for name in names}
+                for side in ("baseline", "suite")
+            },
+            # Why a speed-up is null: rounds more than 25% apart, not a missing figure.
+            "noisy": {name: self.noisy(name) for name in names},
             "speed_up": self.ratios(),
         }
 
@@ -141,11 +182,7 @@ class ThroughputRun:
     machine_after: dict[str, Any]
 
     def machine_line(self) -> str:
-        before, after = self.machine_before, self.machine_after
-        return (
-            f"load average before {before['load_average_1m']:.1f}, "
-            f"after {after['load_average_1m']:.1f} on {before['cpus']} CPUs"
-        )
+        return load_line(self.machine_before, self.machine_after)
 
     def report(self) -> str:
         return "\n".join([*(case.report() for case in self.cases), self.machine_line()])
@@ -156,11 +193,6 @@ class ThroughputRun:
             "machine_after": self.machine_after,
             "cases": [case.to_json() for case in self.cases],
         }
-
-
-def machine() -> dict[str, Any]:
-    """The machine as the figures saw it; a load above the CPU count means it was shared."""
-    return {"cpus": os.cpu_count(), "load_average_1m": os.getloadavg()[0]}
 
 
 def summarize(

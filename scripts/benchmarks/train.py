@@ -21,7 +21,17 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader
 
-from benchmarks.common import EXPERIMENTS, run_child
+from benchmarks.common import (
+    EXPERIMENTS,
+    WITHHELD,
+    load_line,
+    machine,
+    ratio_of_medians,
+    rounds_title,
+    run_child,
+    spread,
+    spread_note,
+)
 from rlsuite import metrics
 from rlsuite.results import read_results
 from rlsuite.supervised import SupervisedConfig, optim
@@ -40,6 +50,8 @@ class TrainBench:
     device: str
     suite_rounds: list[float]
     plain_rounds: list[float]
+    machine_before: dict[str, Any]
+    machine_after: dict[str, Any]
 
     @property
     def suite_images_per_s(self) -> float:
@@ -50,16 +62,20 @@ class TrainBench:
         return statistics.median(self.plain_rounds)
 
     @property
-    def ratio(self) -> float:
-        return self.suite_images_per_s / self.plain_images_per_s
+    def ratio(self) -> float | None:
+        """Median images/s, rlsuite / plain; None where a side's rounds disagree."""
+        return ratio_of_medians(self.suite_rounds, self.plain_rounds)
 
     def report(self) -> str:
+        ratio = WITHHELD if self.ratio is None else f"{self.ratio:9.3f}"
+        plain, suite = spread_note(self.plain_rounds, _fmt), spread_note(self.suite_rounds, _fmt)
         return (
             f"ResNet-18, 32x32 images, batch {self.batch_size}, {self.images} images per epoch, "
-            f"{self.device}, last of {self.epochs} epochs, median of {len(self.suite_rounds)} rounds:\n"
-            f"  plain PyTorch loop       {self.plain_images_per_s:9.1f} images/s\n"
-            f"  rlsuite Ray Train loop   {self.suite_images_per_s:9.1f} images/s\n"
-            f"  ratio rlsuite / plain    {self.ratio:9.3f}  (goal >= 0.95)"
+            f"{self.device}, last of {self.epochs} epochs, {rounds_title(len(self.suite_rounds))}:\n"
+            f"  plain PyTorch loop       {self.plain_images_per_s:9.1f} images/s{plain}\n"
+            f"  rlsuite Ray Train loop   {self.suite_images_per_s:9.1f} images/s{suite}\n"
+            f"  ratio rlsuite / plain    {ratio}  (goal >= 0.95)\n"
+            f"  {load_line(self.machine_before, self.machine_after)}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -67,6 +83,12 @@ class TrainBench:
             "suite_images_per_s": self.suite_images_per_s,
             "plain_images_per_s": self.plain_images_per_s,
             "ratio": self.ratio,
+            # The ratio is null only where rounds disagree: `noisy` says so for a reader of JSON.
+            "noisy": self.ratio is None,
+            "spread": {
+                "suite_images_per_s": spread(self.suite_rounds),
+                "plain_images_per_s": spread(self.plain_rounds),
+            },
         }
         return {**asdict(self), **figures}
 
@@ -98,11 +120,12 @@ def measure(
     """Both sides `rounds` times, alternating, so that load on the machine hits both."""
     config = bench_config(images, batch_size, epochs, gpu)
     suite, plain = [], []
+    before = machine()
     for _ in range(rounds):
         suite.append(suite_images_per_second(config))
         plain.append(plain_images_per_second(config))
     device = torch.cuda.get_device_name() if gpu else "CPU, 1 thread"
-    return TrainBench(images, batch_size, epochs, device, suite, plain)
+    return TrainBench(images, batch_size, epochs, device, suite, plain, before, machine())
 
 
 def suite_images_per_second(config: SupervisedConfig) -> float:
@@ -159,3 +182,7 @@ def plain_images_per_second(config: SupervisedConfig) -> float:
             torch.cuda.synchronize()
         per_second = seen / (time.perf_counter() - start)
     return per_second
+
+
+def _fmt(value: float) -> str:
+    return f"{value:.1f}"

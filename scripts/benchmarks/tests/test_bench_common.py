@@ -9,7 +9,19 @@ import sys
 import pytest
 
 from benchmarks import catalog
-from benchmarks.common import ROOT, SCRIPTS, Result, run_child
+from benchmarks.common import (
+    ROOT,
+    SCRIPTS,
+    WITHHELD,
+    Result,
+    disagrees,
+    ratio_of_medians,
+    rounds_title,
+    run_child,
+    spread,
+    spread_note,
+    spread_text,
+)
 from benchmarks.multiagent import MultiAgentBench, TrainingFigures
 from benchmarks.overhead import OverheadResult
 from benchmarks.pbt import PbtBench
@@ -24,14 +36,39 @@ def test_every_benchmark_result_has_the_one_api() -> None:
     figures = TrainingFigures(1.0, 1, 1.0, 1.0)
     results: list[object] = [
         ThroughputRun([CaseResult("ppo_cartpole", 1, None, "cmd")], {}, {}),
-        MultiAgentBench(1, 1.0, figures, figures),
-        OverheadResult(1, 1, [1.0], [1.0]),
-        PbtBench(1, 1.0, 1.0, {1: 1.0}),
-        TextBenchResult("tiny", 16, 8, "CPU", [1.0], [1.0]),
-        TrainBench(8, 8, 1, "CPU", [1.0], [1.0]),
+        MultiAgentBench(1, 1.0, figures, figures, {}, {}),
+        OverheadResult(1, 1, [1.0], [1.0], {}, {}),
+        PbtBench(1, 1.0, 1.0, {1: 1.0}, {}, {}),
+        TextBenchResult("tiny", 16, 8, "CPU", [1.0], [1.0], {}, {}),
+        TrainBench(8, 8, 1, "CPU", [1.0], [1.0], {}, {}),
     ]
     for result in results:
         assert isinstance(result, Result), type(result).__name__
+
+
+def test_rounds_disagree_beyond_a_quarter_of_their_median() -> None:
+    assert spread([3.0, 1.0, 2.0]) == (1.0, 3.0)
+    assert not disagrees([80, 100, 105])  # (105 - 80) / 100 = 0.25 exactly: still agrees
+    assert disagrees([80, 100, 105.1])
+    assert disagrees([500, 700, 500]) and not disagrees([480, 500, 520])
+    assert disagrees([-100, -120, -90])  # returns can be negative: |median|
+    assert not disagrees([100]) and not disagrees([])  # one round has nothing to differ from
+    assert disagrees([0, 0, 1]) and not disagrees([0, 0])
+    assert spread_text([9.0, 12.3, 11.8], "{:.1f}".format) == "9.0-12.3"
+    assert spread_text([-310, -300], "{:g}".format) == "-310 to -300"
+    assert spread_text([5.0], "{:g}".format) == "-" and spread_text(None, str) == "-"
+
+
+def test_a_ratio_of_medians_is_withheld_where_either_sides_rounds_disagree() -> None:
+    assert ratio_of_medians([10, 11, 12], [5, 5, 5.5]) == 11 / 5
+    assert ratio_of_medians([10, 14, 10], [5, 5, 5]) is None  # 40% apart
+    assert ratio_of_medians([10, 10], [5, 7, 5]) is None
+    assert ratio_of_medians([10], [4]) == 2.5  # one round each: nothing to disagree
+    assert WITHHELD == "rounds differ >25%"
+    assert rounds_title(3) == "3 rounds (medians, spread min-max)"
+    assert rounds_title(1) == "1 round: no spread"
+    assert spread_note([1.0, 2.0], "{:.1f}".format) == "  (1.0-2.0)"
+    assert spread_note([1.0], "{:.1f}".format) == ""
 
 
 def test_a_child_is_timed_and_its_output_kept() -> None:

@@ -10,11 +10,12 @@ from benchmarks.multiagent import MultiAgentBench, TrainingFigures, raw_env_rate
 def test_multiagent_bench_reports_ratios_against_rllibs_default_path() -> None:
     default = TrainingFigures(env_steps_per_s=50.0, iterations=3, sampling_s=9.0, learning_s=71.0)
     suite = TrainingFigures(env_steps_per_s=600.0, iterations=4, sampling_s=4.5, learning_s=0.5)
-    bench = MultiAgentBench(
-        env_steps_budget=12_000, raw_env=3000.0, rllib_default=default, rlsuite=suite
-    )
+    before, after = {"cpus": 2, "load_average_1m": 0.4}, {"cpus": 2, "load_average_1m": 2.1}
+    bench = MultiAgentBench(12_000, 3000.0, default, suite, before, after)
     assert bench.ratio == 12.0
     report = bench.report()
+    assert "1 round: no spread" in report  # one run each: no spread to invent
+    assert report.endswith("load average before 0.4, after 2.1 on 2 CPUs")
     assert "12.0x" in report and "20.0% of raw" in report and "1.7% of raw" in report
     assert "9.0 s sampling, 71.0 s learning" in report
     assert json.loads(json.dumps(bench.to_json()))["rllib_default"]["learning_s"] == 71.0

@@ -21,11 +21,41 @@ from benchmarks.overhead import (
     phases,
 )
 
+BEFORE, AFTER = {"cpus": 2, "load_average_1m": 0.4}, {"cpus": 2, "load_average_1m": 2.1}
+
+
+def _result(rlsuite_s: list[float], rllib_s: list[float]) -> OverheadResult:
+    return OverheadResult(20, len(rlsuite_s), rlsuite_s, rllib_s, BEFORE, AFTER)
+
 
 def test_overhead_ratio_is_of_medians() -> None:
-    result = OverheadResult(iterations=20, rounds=3, rlsuite_s=[11, 10, 30], rllib_s=[10, 9, 8])
+    result = _result(rlsuite_s=[11, 10, 12.5], rllib_s=[10, 9, 8])  # means 11.17 and 9
     assert result.ratio == 11 / 9
     assert "1.222" in result.report()
+
+
+def test_rounds_40_percent_apart_give_no_ratio_and_the_report_says_why() -> None:
+    result = _result(rlsuite_s=[10, 14, 10], rllib_s=[10, 10.5, 9.5])
+    assert result.ratio is None
+    report = result.report()
+    assert "3 rounds (medians, spread min-max)" in report
+    assert "python -m rlsuite.run         10.0 s  (10.0-14.0)" in report
+    assert "ratio rlsuite / RLlib      rounds differ >25%  (goal <= 1.05)" in report
+    assert "load average before 0.4, after 2.1 on 2 CPUs" in report
+    figures = json.loads(json.dumps(result.to_json()))
+    assert figures["ratio"] is None and figures["noisy"]
+    assert figures["spread"]["rlsuite_s"] == [10, 14]
+    assert figures["machine_after"]["load_average_1m"] == 2.1
+
+
+def test_rounds_within_10_percent_print_the_ratio_and_both_spreads() -> None:
+    result = _result(rlsuite_s=[10.5, 10.0, 11.0], rllib_s=[10.0, 9.5, 10.2])
+    report = result.report()
+    assert "hand-written RLlib script     10.0 s  (9.5-10.2)" in report
+    assert "python -m rlsuite.run         10.5 s  (10.0-11.0)" in report
+    assert "ratio rlsuite / RLlib        1.050" in report and "differ" not in report
+    figures = json.loads(json.dumps(result.to_json()))
+    assert figures["ratio"] == 1.05 and not figures["noisy"]
 
 
 def _suite_marks() -> list[Mark]:
@@ -93,10 +123,13 @@ def test_report_shows_where_the_time_goes_on_each_side() -> None:
         rounds=1,
         rlsuite_s=[16.0],
         rllib_s=[14.0],
+        machine_before=BEFORE,
+        machine_after=AFTER,
         rlsuite_phases=[suite],
         rllib_phases=[rllib],
     )
     report = result.report()
+    assert "1 round: no spread" in report and "(16.0" not in report  # no min-max of one
     assert "where the time goes" in report
     interpreter = next(line for line in report.splitlines() if "interpreter, imports" in line)
     assert interpreter.split()[-3:] == ["2.0", "3.0", "+1.0"]

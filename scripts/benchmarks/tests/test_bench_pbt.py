@@ -9,11 +9,13 @@ from benchmarks.pbt import PbtBench, steps_per_second
 
 
 def test_pbt_bench_report_scales_against_one_runner() -> None:
-    bench = PbtBench(
-        iterations=10, pbt_s=110.0, no_pbt_s=100.0, env_steps_per_s={1: 500.0, 2: 900.0}
-    )
+    before, after = {"cpus": 2, "load_average_1m": 0.4}, {"cpus": 2, "load_average_1m": 2.1}
+    bench = PbtBench(10, 110.0, 100.0, {1: 500.0, 2: 900.0}, before, after)
     assert bench.ratio == 1.1
-    assert "1.80x" in bench.report()
+    report = bench.report()
+    assert "1.80x" in report
+    assert "1 round: no spread" in report  # one run a side: no spread to invent
+    assert report.endswith("load average before 0.4, after 2.1 on 2 CPUs")
     assert json.loads(json.dumps(bench.to_json()))["ratio"] == 1.1
 
 

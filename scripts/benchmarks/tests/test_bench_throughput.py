@@ -39,8 +39,9 @@ def _side(steps_per_s: float, train_s: float, to_return: float | None) -> Side:
 
 def test_speed_ups_are_ratios_of_medians_and_above_one_when_the_suite_is_faster() -> None:
     result = CaseResult("ppo_cartpole", 100, 450, "python scripts/bench.py --case ppo_cartpole")
-    result.baseline.extend([_side(500, 80, 75.0), _side(600, 70, 60.0), _side(100, 90, 90.0)])
-    result.suite.extend([_side(2000, 20, 15.0), _side(3000, 25, 20.0), _side(2500, 30, 18.0)])
+    # Every figure's rounds within 25% of their median: the ratios are printed.
+    result.baseline.extend([_side(500, 80, 75.0), _side(540, 75, 70.0), _side(450, 90, 85.0)])
+    result.suite.extend([_side(2500, 25, 18.0), _side(2300, 22, 20.0), _side(2600, 27, 16.0)])
     ratios = result.ratios()
     assert ratios["env_steps_per_s"] == 2500 / 500
     assert ratios["train_s"] == 80 / 25
@@ -48,6 +49,52 @@ def test_speed_ups_are_ratios_of_medians_and_above_one_when_the_suite_is_faster(
     report = result.report()
     assert "5.00x" in report and "4.17x" in report and result.command in report
     assert json.loads(json.dumps(result.to_json()))["speed_up"]["env_steps_per_s"] == 5.0
+
+
+def test_rounds_40_percent_apart_give_no_ratio_and_the_report_says_why() -> None:
+    result = CaseResult("ppo_cartpole", 100, None, "cmd")
+    result.baseline.extend([_side(500, 80, None), _side(700, 80, None), _side(500, 80, None)])
+    result.suite.extend([_side(2500, 20, None), _side(2500, 20, None), _side(2550, 20, None)])
+    report = result.report()
+    rates = next(line for line in report.splitlines() if "env steps/s" in line)
+    assert rates.split()[2:] == [
+        "500",
+        "500-700",
+        "2,500",
+        "2,500-2,550",
+        "rounds",
+        "differ",
+        ">25%",
+    ]
+    training = next(line for line in report.splitlines() if "training s " in line)
+    assert training.endswith("4.00x")  # train_s agrees: its ratio stays
+    figures = json.loads(json.dumps(result.to_json()))
+    assert figures["speed_up"]["env_steps_per_s"] is None
+    assert figures["noisy"]["env_steps_per_s"] and not figures["noisy"]["train_s"]
+    assert figures["spread"]["baseline"]["env_steps_per_s"] == [500, 700]
+    assert figures["speed_up"]["train_s"] == 4.0
+
+
+def test_rounds_within_10_percent_print_the_ratio_and_both_spreads() -> None:
+    result = CaseResult("ppo_cartpole", 100, None, "cmd")
+    result.baseline.extend([_side(500, 80, None), _side(520, 80, None), _side(480, 80, None)])
+    result.suite.extend([_side(2500, 20, None), _side(2400, 20, None), _side(2600, 20, None)])
+    report = result.report()
+    assert "3 rounds (medians, spread min-max)" in report and "differ" not in report
+    rates = next(line for line in report.splitlines() if "env steps/s" in line)
+    assert rates.split()[2:] == ["500", "480-520", "2,500", "2,400-2,600", "5.00x"]
+    assert max(len(line) for line in report.splitlines()) < 100
+    assert not any(json.loads(json.dumps(result.to_json()))["noisy"].values())
+
+
+def test_one_round_prints_the_ratio_without_a_spread() -> None:
+    result = CaseResult("ppo_cartpole", 100, None, "cmd")
+    result.baseline.append(_side(500, 80, None))
+    result.suite.append(_side(2500, 20, None))
+    report = result.report()
+    assert "1 round: no spread" in report and "spread " not in report
+    rates = next(line for line in report.splitlines() if "env steps/s" in line)
+    assert rates.split()[2:] == ["500", "2,500", "5.00x"]
 
 
 def test_a_round_that_misses_the_target_has_no_time_to_return() -> None:
