@@ -133,7 +133,8 @@ class CaseResult:
         # One round has no spread: its columns would repeat the figure, so they are left out.
         spreads = rounds > 1
         title = rounds_title(rounds)
-        col = f"{'spread':>13}" if spreads else ""
+        # Wide enough for "11,126-11,186" and a gap: 13 ran it into the median beside it.
+        col = f"{'spread':>17}" if spreads else ""
         header = f"  {'':24}{'RLlib default':>14}{col}{'rlsuite':>12}{col}{'speed-up':>10}"
         lines = [f"{self.case}: {self.env_steps:,} env steps{target}, {title}", header]
         ratios = self.ratios()
@@ -144,7 +145,7 @@ class CaseResult:
                 found = found and median is not None
                 line += f"{_fmt(median):>{width}}"
                 if spreads:
-                    line += f"{spread_text(self.values(side, name), _fmt):>13}"
+                    line += f"{spread_text(self.values(side, name), _fmt):>17}"
             ratio = ratios.get(name)
             if ratio is not None:
                 line += f"{ratio:>9.2f}x"
