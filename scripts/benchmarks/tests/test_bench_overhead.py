@@ -8,18 +8,15 @@ import subprocess
 import sys
 
 from benchmarks.overhead import (
-    _MARK_FUNCTION,
     BETWEEN,
-    HAND_WRITTEN,
-    MARK,
     ROWS,
-    SUITE,
     TRAINING,
     Mark,
     OverheadResult,
     parse_marks,
     phases,
 )
+from benchmarks.overhead_programs import _MARK_FUNCTION, HAND_WRITTEN, MARK, SUITE
 
 BEFORE, AFTER = {"cpus": 2, "load_average_1m": 0.4}, {"cpus": 2, "load_average_1m": 2.1}
 

@@ -9,7 +9,8 @@ import sys
 from benchmarks.baselines import BASELINES
 from benchmarks.cases import CASES
 from benchmarks.common import ROOT
-from benchmarks.throughput import CaseResult, Side, run_baseline, summarize
+from benchmarks.side import Side, summarize
+from benchmarks.throughput import CaseResult, run_baseline
 from rlsuite import metrics
 from rlsuite.results import lookup
 

@@ -1,87 +1,25 @@
 """The benchmark table (scripts/benchmark.py): its rows cover experiments/, its page shows
-only what was measured, `--only` keeps the other records, the `--check` gate's verdicts,
-and its refusals. No test here trains: runs are fabricated trial folders or measurements."""
+only what was measured, `--only` keeps the other records, and its refusals (the `--check`
+gate: test_benchmark_check.py). No test here trains: runs are fabricated trial folders or
+measurements."""
 
 from __future__ import annotations
 
 import json
-import math
 import shlex
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import benchmark
 from benchmarks import experiment_file, table_run
-from benchmarks.common import EXPERIMENTS, ROOT, scripts_on_path
+from benchmarks.common import EXPERIMENTS
 from benchmarks.table import BY_NAME, ROWS, commands, fast_rows, plan
-from benchmarks.table_records import (
-    VERSION,
-    CheckOutcome,
-    Measurement,
-    Records,
-    Scores,
-    missing_checks,
-)
+from benchmarks.table_records import VERSION, Measurement, Records
 from benchmarks.table_render import render
+from benchmarks.tests.table_helpers import measurement, run_script, table_line
 from rlsuite.errors import UsageError
 from rlsuite.reporting import runs
-
-MACHINE = {"cpus": 2, "cpu_model": "AMD EPYC", "processor": "x86_64", "gpus": []}
-VERSIONS = {"python": "3.11.9", "ray": "2.60.0", "torch": "2.15.0"}
-
-
-def measurement(
-    scores: list[float], stop: list[str], command: str = "python -m rlsuite.run x"
-) -> Measurement:
-    return Measurement(
-        command=command,
-        stop=stop,
-        metric="env_runners/episode_return_mean",
-        window="last 5 iterations",
-        seeds=list(range(len(scores))),
-        scores=scores,
-        steps=[64_000.0] * len(scores),
-        steps_unit="env steps",
-        throughput=1234.5,
-        throughput_unit="env steps/s",
-        train_s=[30.0] * len(scores),
-        wall_s=95.0,
-        figure="benchmarks/ppo_cartpole.png",
-        machine=MACHINE,
-        versions=VERSIONS,
-        date="2026-11-24",
-        summary=Scores.of(scores),
-    )
-
-
-def table_line(page: str, name: str, table: int = 0) -> list[str]:
-    """A row's cells in the page's main table (0) or in the gate's (1)."""
-    lines = [line for line in page.splitlines() if line.startswith(f"| `{name}` |")]
-    return [cell.strip() for cell in lines[table].strip("|").split(" | ")]
-
-
-def run_script(*args: str) -> tuple[int, list[str], bool]:
-    """The script as a user runs it: exit code, stderr lines, whether Ray was imported."""
-    program = (
-        "import runpy, sys\n"
-        f"sys.argv = ['scripts/benchmark.py', *{list(args)!r}]\n"
-        "try:\n"
-        "    runpy.run_path('scripts/benchmark.py', run_name='__main__')\n"
-        "except SystemExit as end:\n"
-        "    print('ray' in sys.modules, end.code)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", program],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        env=scripts_on_path(),
-    )
-    imported_ray, code = done.stdout.split()[-2:]
-    return int(code), done.stderr.strip().splitlines(), imported_ray == "True"
 
 
 def test_every_experiment_file_is_exactly_one_row() -> None:
@@ -198,42 +136,6 @@ def test_a_run_within_no_row_budget_writes_the_page_of_unmeasured_rows(
     assert Records.load(output.with_suffix(".json")) == Records({}, {})
 
 
-def test_the_check_passes_inside_the_recorded_interval_and_fails_outside() -> None:
-    recorded = measurement([10.0, 15.0, 20.0], ["env_steps=64000"])
-    low, high = recorded.summary.ci
-    assert 10.0 <= low < high <= 20.0
-    inside = CheckOutcome("ppo_cartpole", (low + high) / 2, recorded)
-    assert inside.passed and inside.line().startswith("PASS ppo_cartpole: IQM")
-    for iqm, side in [(low - 1, "below"), (high + 1, "above"), (math.nan, "no final score")]:
-        outcome = CheckOutcome("ppo_cartpole", iqm, recorded)
-        assert not outcome.passed and outcome.line().startswith("FAIL") and side in outcome.line()
-
-
-def test_the_gate_exits_1_when_a_fresh_run_falls_outside(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    output = tmp_path / "benchmarks.md"
-    recorded = measurement([10.0, 15.0, 20.0], ["env_steps=64000"])
-    Records({}, {"ppo_cartpole": recorded}).save(output.with_suffix(".json"))
-    for scores, code in [([14.0, 15.0, 16.0], 0), ([30.0, 31.0, 32.0], 1)]:
-        fresh = measurement(scores, ["env_steps=64000"])
-        monkeypatch.setattr(table_run, "measure", lambda row, seeds, fresh=fresh, **_: fresh)
-        assert (
-            benchmark.main(["--check", "--only", "ppo_cartpole", "--output", str(output)]) == code
-        )
-
-
-def test_a_check_without_a_usable_record_names_the_command_that_records_it() -> None:
-    stale = measurement([10.0, 15.0, 20.0], ["env_steps=50000"])
-    line = missing_checks(
-        [("mappo_spread", ("env_steps=64000",))], Records({}, {"mappo_spread": stale})
-    )
-    assert line is not None and "recorded at env_steps=50000" in line
-    assert line.endswith("python scripts/benchmark.py --only mappo_spread --record-check")
-    both = missing_checks([("a", ("env_steps=1",)), ("b", ("env_steps=1",))], Records({}, {}))
-    assert both is not None and "--only a --only b --record-check" in both
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -251,12 +153,6 @@ def test_bad_input_is_one_line_and_exit_2_before_ray_loads(args: list[str], mess
     code, lines, imported_ray = run_script(*args)
     assert code == 2 and len(lines) == 1 and not imported_ray, lines
     assert lines[0].startswith("python scripts/benchmark.py: error: ") and message in lines[0]
-
-
-def test_check_without_records_is_one_line_naming_the_record_command(tmp_path: Path) -> None:
-    code, lines, imported_ray = run_script("--check", "--output", str(tmp_path / "b.md"))
-    assert code == 2 and len(lines) == 1 and not imported_ray, lines
-    assert "have no usable recorded check run" in lines[0] and "--record-check" in lines[0]
 
 
 def write_trial(
@@ -310,32 +206,3 @@ def test_a_single_config_scores_each_seed_over_its_last_iterations(tmp_path: Pat
         "episode_return_mean=450",
         "env_steps=500000",
     ]
-
-
-def test_the_gate_checks_the_recorded_rows_and_names_the_unrecorded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """Without --only, fast rows with no record are named (with the command that records
-    them) and the recorded ones are gated; with --only naming an unrecorded row, exit 2."""
-    output = tmp_path / "benchmarks.md"
-    recorded = measurement([10.0, 15.0, 20.0], ["env_steps=64000"])
-    Records({}, {"ppo_cartpole": recorded}).save(output.with_suffix(".json"))
-    checked = []
-
-    def fake_measure(row: object, seeds: int, **_: object) -> Measurement:
-        checked.append(row.name)
-        return measurement([14.0, 15.0, 16.0], ["env_steps=64000"])
-
-    monkeypatch.setattr(table_run, "measure", fake_measure)
-    assert benchmark.main(["--check", "--output", str(output)]) == 0
-    assert checked == ["ppo_cartpole"]
-    out = capsys.readouterr().out.splitlines()
-    ungated = [line for line in out if line.startswith("not gated: ")]
-    assert len(ungated) == len(fast_rows()) - 1, out
-    assert any(
-        "sac_pendulum has no recorded check run" in line
-        and "--only sac_pendulum --record-check" in line
-        for line in ungated
-    )
-    assert any(line.startswith("PASS ppo_cartpole") for line in out)
-    assert benchmark.main(["--check", "--only", "sac_pendulum", "--output", str(output)]) == 2
