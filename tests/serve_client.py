@@ -63,6 +63,10 @@ def serving(
             stdout=child_out,
             stderr=subprocess.STDOUT,
             env={**(env or os.environ), "PYTHONUNBUFFERED": "1"},
+            # Started as a script's background job is (SIGINT ignored): Ctrl-C must stop
+            # it all the same. Python leaves an inherited SIG_IGN in place; the server
+            # installs its own handler.
+            preexec_fn=_ignore_sigint,
         )
     out = open(printed_file)  # noqa: SIM115 (closed below)
     try:
@@ -89,6 +93,10 @@ def serving(
         out.close()
     assert server.returncode == 0, printed[-2000:]
     assert "rlsuite.serve: stopped" in printed
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _ready(port: int) -> bool:

@@ -145,6 +145,10 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 check_checkpoint_shared(target.checkpoint)
             # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
             previous = signal.signal(signal.SIGTERM, _interrupt)
+            # Ctrl-C stops it even where it inherited SIGINT ignored (a shell script's
+            # background job), as Tune's fit() does for rlsuite.run: seen as a server
+            # that a test harness started from such a job could not stop.
+            signal.signal(signal.SIGINT, signal.default_int_handler)
             serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
             app = build(
                 model,
