@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite.supervised.text_data import synthetic_text
-from tests.helpers import ROOT, RayCluster, SupervisedSweep, ray_head, run_cli
+from tests.helpers import ROOT, RayCluster, SupervisedSweep, printed_file, ray_head, run_cli
 from tests.supervised_data import write_cifar, write_sst2
 
 DURATIONS = ROOT / "tests" / "durations.json"
@@ -179,15 +179,17 @@ def cifar_sweep(tmp_path_factory: pytest.TempPathFactory) -> SupervisedSweep:
 
 @pytest.fixture(scope="session")
 def sst2_sweep(tmp_path_factory: pytest.TempPathFactory) -> SupervisedSweep:
-    """bert_sst2.py's smoke sweep (two trials of two epochs, a tiny BERT) on SST-2-style
-    files; read only. For the smoke matrix and the text tests' restore checks."""
+    """bert_sst2.py's smoke run as one trial (`--num-samples 1`) of two epochs, a tiny
+    BERT, on SST-2-style files; read only. For the smoke matrix, the text tests' restore
+    checks and serving. One trial: a smoke sweep of two is `cifar_sweep`'s, and a second
+    BERT trial took ~40 s of CI."""
     data = _shared_dir(tmp_path_factory) / "sst2_data" / "SST-2"
 
     def write_data() -> None:
         sentences = synthetic_text(num_train=64, num_validation=32, seed=1)
         write_sst2(data, sentences.train, sentences.validation)
 
-    flags = ("--set", "dataset=sst2", "--set", f"data_path={data}")
+    flags = ("--set", "dataset=sst2", "--set", f"data_path={data}", "--num-samples", "1")
     experiment_dir = _shared_run(tmp_path_factory, SST2, "sst2", *flags, write_inputs=write_data)
     return SupervisedSweep(experiment_dir, data)
 
@@ -208,9 +210,9 @@ def _shared_run(
     write_inputs: Callable[[], object] | None = None,
 ) -> Path:
     """`EXPERIMENT --smoke FLAGS --name NAME`, trained once per session (after
-    `write_inputs()`, when given): under pytest-xdist the first worker to ask trains it
-    under a file lock in the session's common temporary directory and the others read it
-    (xdist's documented way to share a session fixture)."""
+    `write_inputs()`, when given), what it printed kept (`printed_file`): under pytest-xdist
+    the first worker to ask trains it under a file lock in the session's common temporary
+    directory and the others read it (xdist's documented way to share a session fixture)."""
     storage = _shared_dir(factory) / "shared_runs"
     storage.mkdir(exist_ok=True)
     with open(storage / f"{name}.lock", "w") as lock:
@@ -220,4 +222,5 @@ def _shared_run(
                 write_inputs()
             run = run_cli(experiment, "--smoke", *flags, "--name", name, storage=storage)
             assert run.returncode == 0, run.stderr[-2000:]
+            printed_file(storage / name).write_text(run.stdout + run.stderr)
     return storage / name

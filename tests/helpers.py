@@ -133,6 +133,11 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+def printed_file(experiment_dir: Path) -> Path:
+    """Where conftest keeps what a shared run printed, piped (stdout, then stderr)."""
+    return experiment_dir.parent / f"{experiment_dir.name}.printed"
+
+
 def run_main(*args: str | Path, storage: Path) -> int:
     try:
         return main([*map(str, args), "--storage-path", str(storage)])

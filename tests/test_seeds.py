@@ -26,25 +26,27 @@ def test_seeds_run_as_separate_trials(cartpole_seeds_run: Path) -> None:
 
 def _buffer_draws(seed: int | None, on_init: list[Any]) -> list[int]:
     """What the replay buffer of a DQN built from the RL workload's param space (as Tune
-    builds a trial's Algorithm) draws first, with `seed` set as `--seeds` sets it."""
+    builds a trial's Algorithm) draws first, with `seed` set as `--seeds` sets it (inside a
+    running Ray)."""
     config = DQNConfig().environment("CartPole-v1").env_runners(num_env_runners=0)
     config.callbacks(on_algorithm_init=on_init)
     experiment = Experiment(config=config, stop={"training_iteration": 1})
     workload = RLWorkload()
     param_space = {**workload.param_space(experiment), "seed": seed}
-    with local_ray():
-        algorithm = workload.trainable(experiment)(config=param_space)
-        try:
-            return list(algorithm.local_replay_buffer.rng.integers(1_000_000, size=8))
-        finally:
-            algorithm.stop()
+    algorithm = workload.trainable(experiment)(config=param_space)
+    try:
+        return list(algorithm.local_replay_buffer.rng.integers(1_000_000, size=8))
+    finally:
+        algorithm.stop()
 
 
 def test_seed_reaches_the_replay_buffer_after_the_users_callbacks() -> None:
     """RLlib 2.60 builds replay buffers unseeded: two `--seed 0` off-policy runs sampled
     different batches (maddpg_tag --smoke: iteration-1 returns -90.0 and -5.7)."""
     called: list[str] = []
-    first = _buffer_draws(0, [lambda algorithm, **_: called.append("own")])
+    with local_ray():  # one Ray for the three builds: each start took ~10 s of CI
+        first = _buffer_draws(0, [lambda algorithm, **_: called.append("own")])
+        again, other = _buffer_draws(0, []), _buffer_draws(1, [])
     assert called == ["own"]  # the user's on_algorithm_init still runs
-    assert _buffer_draws(0, []) == first
-    assert _buffer_draws(1, []) != first
+    assert again == first
+    assert other != first
