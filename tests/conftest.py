@@ -136,16 +136,18 @@ def cartpole_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def cartpole_seeds_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A smoke PPO CartPole run over seeds 0 and 1: one results directory, two trials;
-    read only, as `cartpole_run`."""
-    return _shared_run(tmp_path_factory, CARTPOLE, "ppo", "--seeds", "2")  # test_report's row name
+    """A smoke PPO CartPole run over seeds 0 and 1 with `--quiet` (test_console reads what
+    it printed): one results directory, two trials; read only, as `cartpole_run`."""
+    flags = ("--seeds", "2", "--quiet")
+    return _shared_run(tmp_path_factory, CARTPOLE, "ppo", *flags)  # test_report's row name
 
 
 @pytest.fixture(scope="session")
 def maddpg_tag_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One smoke run of maddpg_tag.py (seed 0, 50-step episodes) with an env runner actor
-    (MADDPG's joint env and its logged returns crossing processes); read only."""
-    flags = ("--seed", "0", "--num-env-runners", "1")
+    (MADDPG's joint env and its logged returns crossing processes) and `--verbose`
+    (test_console reads what it printed); read only."""
+    flags = ("--seed", "0", "--num-env-runners", "1", "--verbose")
     return _shared_run(tmp_path_factory, MADDPG_TAG, "maddpg_tag", *flags)
 
 

@@ -1,5 +1,6 @@
 """What a run prints, piped (stdout and stderr together): the suite's lines only, Ray's in
-the run's logs/ unless `--verbose`; `--quiet` prints only the summary."""
+the run's logs/ unless `--verbose`; `--quiet` prints only the summary. Where conftest's
+shared runs were made with the flag under test, the test reads what they printed."""
 
 from __future__ import annotations
 
@@ -50,14 +51,16 @@ def test_smoke_prints_only_the_suites_lines(
     assert (experiment_dir / "logs" / "ray").is_dir()  # workers' logs
 
 
-def test_verbose_shows_rays_lines(tmp_path: Path) -> None:
-    lines = _output(ROOT / "experiments" / "ppo_cartpole.py", tmp_path, "--verbose")
+def test_verbose_shows_rays_lines(maddpg_tag_run: Path) -> None:
+    """conftest's maddpg_tag run, made with `--verbose`."""
+    lines = _lines(printed_file(maddpg_tag_run).read_text())
     assert any("Started a local Ray instance" in line for line in lines), lines
     assert any(" OK: return " in line for line in lines)
 
 
-def test_quiet_prints_only_the_summary(tmp_path: Path) -> None:
-    lines = _output(ROOT / "experiments" / "ppo_cartpole.py", tmp_path, "--quiet")
+def test_quiet_prints_only_the_summary(cartpole_seeds_run: Path) -> None:
+    """conftest's run of two CartPole seeds, made with `--quiet`: a summary line each."""
+    lines = _lines(printed_file(cartpole_seeds_run).read_text())
     assert not any(" iter " in line for line in lines), lines
-    assert any(" OK: return " in line for line in lines)
+    assert sum(" OK: return " in line for line in lines) == 2, lines
     assert lines[-1].startswith("results: ")

@@ -1,6 +1,6 @@
 """Every RL experiment file runs with --smoke: a new experiment is tested without a new
 test (supervised ones: test_experiments_supervised.py). Files whose smoke run repeats
-what others' do are `slow` (tests/helpers.py's SMOKE_COVERED_BY, each with the reason).
+what others' do are `slow` (tests/smoke_matrix.py's SMOKE_COVERED_BY, each with the reason).
 
 The runs join one Ray started for this file (`--address`, conftest's `ray_cluster`)
 rather than each starting its own: 15 s instead of 24 s a run on 2 vCPUs. The Ray a run
@@ -33,10 +33,10 @@ from tests.helpers import (
     RL_EXPERIMENTS,
     TENSORBOARD_PREFIX,
     RayCluster,
-    smoke_matrix,
     smoke_trials,
     tensorboard_scalars,
 )
+from tests.smoke_matrix import smoke_matrix
 
 # Runs that other tests read too (conftest's session runs): trained once, checked here too.
 # `--smoke` samples in the trial's process; `spread_run` and `maddpg_tag_run` add an env

@@ -1,7 +1,7 @@
 """Every supervised experiment file runs with --smoke (its own file so that pytest-xdist
 runs it beside the RL experiments' smoke runs). As in test_experiments.py, the runs join
 one Ray started for this file (`--address`, conftest's `ray_cluster`), and the files in
-tests/helpers.py's SMOKE_COVERED_BY are `slow`. resnet_cifar10's and bert_sst2's runs are
+tests/smoke_matrix.py's SMOKE_COVERED_BY are `slow`. resnet_cifar10's and bert_sst2's runs are
 conftest's `cifar_sweep` and `sst2_sweep`, on files in CIFAR's and SST-2's formats, which
 test_supervised_runs.py and test_supervised_text.py read too. The CIFAR sweep also goes to
 MLflow (a SQLite store): a supervised sweep's tracking is checked on it rather than on a
@@ -27,10 +27,10 @@ from tests.helpers import (
     TENSORBOARD_PREFIX,
     RayCluster,
     SupervisedSweep,
-    smoke_matrix,
     smoke_trials,
     tensorboard_scalars,
 )
+from tests.smoke_matrix import smoke_matrix
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
 # Sweeps that other tests read too (conftest's session runs on files the tests write).

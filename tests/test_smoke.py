@@ -121,7 +121,7 @@ def test_smoke_asha_runs_to_the_smoke_iterations() -> None:
 def test_every_experiment_smokes_to_cpu(path: Path, tmp_path: Path) -> None:
     """Every check `--smoke` makes before Ray starts (RLlib's config validation among
     them) passes for every file, those whose smoke run is `slow` included
-    (tests/helpers.py's SMOKE_COVERED_BY); nothing is written yet."""
+    (tests/smoke_matrix.py's SMOKE_COVERED_BY); nothing is written yet."""
     storage = tmp_path / "results"
     small = load_and_prepare(path, RunOptions(smoke=True, storage_path=str(storage))).experiment
     assert not storage.exists()
