@@ -68,6 +68,11 @@ WITHHELD = f"rounds differ >{NOISY:.0%}"
 """What a report prints in place of a ratio whose rounds disagree."""
 
 
+def ratio_text(ratio: float | None, spec: str) -> str:
+    """A report's ratio formatted with `spec` (e.g. "7.3f"), or `WITHHELD` where None."""
+    return WITHHELD if ratio is None else format(ratio, spec)
+
+
 def ratio_of_medians(top: Sequence[float], bottom: Sequence[float]) -> float | None:
     """median(top) / median(bottom); None where either side's rounds disagree, as then
     the ratio would say more about the machine than about the two sides."""

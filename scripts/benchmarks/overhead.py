@@ -20,11 +20,11 @@ from typing import Any
 
 from benchmarks.common import (
     EXPERIMENTS,
-    WITHHELD,
     Child,
     load_line,
     machine,
     ratio_of_medians,
+    ratio_text,
     rounds_title,
     run_child,
     spread,
@@ -153,7 +153,7 @@ class OverheadResult:
         return ratio_of_medians(self.rlsuite_s, self.rllib_s)
 
     def report(self) -> str:
-        ratio = WITHHELD if self.ratio is None else f"{self.ratio:7.3f}"
+        ratio = ratio_text(self.ratio, "7.3f")
         lines = [
             f"PPO CartPole, {self.iterations} iterations, checkpoints every {self.checkpoint_every}, "
             f"wall time, {rounds_title(self.rounds)}:",

@@ -23,10 +23,10 @@ import torch
 from torch.utils.data import DataLoader
 
 from benchmarks.common import (
-    WITHHELD,
     load_line,
     machine,
     ratio_of_medians,
+    ratio_text,
     rounds_title,
     spread,
     spread_note,
@@ -57,7 +57,7 @@ class TextBenchResult:
         return ratio_of_medians(self.suite, self.plain)
 
     def report(self) -> str:
-        ratio = WITHHELD if self.ratio is None else f"{self.ratio:10.2f}"
+        ratio = ratio_text(self.ratio, "10.2f")
         # Each side on a line of its own: with its spread, one line would run past 150 chars.
         return (
             f"BERT-{self.size} seq {self.seq_length} batch {self.batch_size}, {self.device}, "

@@ -23,10 +23,10 @@ from torch.utils.data import DataLoader
 
 from benchmarks.common import (
     EXPERIMENTS,
-    WITHHELD,
     load_line,
     machine,
     ratio_of_medians,
+    ratio_text,
     rounds_title,
     run_child,
     spread,
@@ -67,7 +67,7 @@ class TrainBench:
         return ratio_of_medians(self.suite_rounds, self.plain_rounds)
 
     def report(self) -> str:
-        ratio = WITHHELD if self.ratio is None else f"{self.ratio:9.3f}"
+        ratio = ratio_text(self.ratio, "9.3f")
         plain, suite = spread_note(self.plain_rounds, _fmt), spread_note(self.suite_rounds, _fmt)
         return (
             f"ResNet-18, 32x32 images, batch {self.batch_size}, {self.images} images per epoch, "
