@@ -10,11 +10,11 @@ the team return rises from -82 for uniformly random actions (measured on this re
 over 300 episodes; -27 per agent) to an IQM of -66.5 [95% interval -69.6, -63.3] over
 seeds 0-2 at 2M env steps; the gain comes in the first 640k steps (the three seeds'
 mean returns there -64.5 to -70.2, at 2M -64.2 to -70.5). No seed reached the stop's
--50: it stays as the bar a better config should meet. Source for the method and settings: Yu et al. 2022, "The
-Surprising Effectiveness of PPO in Cooperative Multi-Agent Games" (PPO with a shared
-policy solves MPE spread; settings from marlbenchmark/on-policy `train_mpe_spread.sh`).
-Their spread gives every agent the team reward without PettingZoo's local ratio, so their
-figures do not carry over.
+-50: it stays as the bar a better config should meet. Source for the method and settings:
+Yu et al. 2022, "The Surprising Effectiveness of PPO in Cooperative Multi-Agent Games" (PPO
+with a shared policy solves MPE spread; settings from marlbenchmark/on-policy
+`train_mpe_spread.sh`). Their spread gives every agent the team reward without
+PettingZoo's local ratio, so their figures do not carry over.
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig
