@@ -8,7 +8,7 @@ Weights: a local pretrained directory written by `save_pretrained` at
 `models/bert-base-uncased`, or `--set model_path=DIR`; `--set model_path=None` trains
 BERT-base from scratch with a WordPiece vocabulary learnt from MNLI's training pairs (far
 below the figures here). Nothing is downloaded. Each trial wants a GPU:
-`--set use_gpu=true` (393k pairs: about an hour per epoch per V100-class GPU).
+`--set use_gpu=true` (393k pairs; the time per epoch is not measured here).
 
 Expected: about 84% matched-dev accuracy for the best trial: BERT-base reaches 84.6% on
 MNLI-m's test set (Devlin et al. 2019, Table 1) and 83.9% on dev_matched in Hugging Face's

@@ -7,7 +7,7 @@ other agents' learning makes its world non-stationary. Run both to compare shari
 independence; `mappo_spread.py` (centralized critic) will complete the set.
 
 Expected: slower than the shared policy towards the same bar, a team return of -50 or
-better (random actions: -82) within 3M env steps. Sources: Terry et al. 2020, "Revisiting
+better (random actions: about -81) within 3M env steps. Sources: Terry et al. 2020, "Revisiting
 parameter sharing in multi-agent deep RL", and Yu et al. 2022 (MAPPO) find independent
 learners slower than shared ones on cooperative MPE tasks. Not yet verified with this
 config (no full run made).

@@ -2,8 +2,9 @@
 
 Expected: a mean return of 450 within about 100k env steps (RLlib's tuned example
 `tuned_examples/ppo/cartpole_ppo.py` stops at 450; CleanRL's `ppo.py` reaches 500 by
-500k steps). On 2 CPUs this takes about 15 s of training (`scripts/bench.py --case
-ppo_cartpole`).
+500k steps). Measured on 2 CPUs (docs/benchmarks.md): seeds 0-2 side by side stopped at 450
+after 80k-88k env steps, 19-27 s of training each; seeds 0-6 one after another, median
+23.3 s (docs/performance.md, which also says why 5 s is out of reach on this machine).
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig
@@ -17,15 +18,16 @@ config = (
     .env_runners(
         # Sample in the trial's own process: a remote runner adds a process and the batch's
         # trip through Ray's object store, and PPO never samples while it learns (one run
-        # each on a shared 2-CPU box: 114 s of training to 450 with one remote runner, 80 s
-        # with none). Scale out with --num-env-runners.
+        # each of an earlier config on a shared 2-CPU box: 114 s of training to 450 with one
+        # remote runner, 80 s with none; not measured again). Scale out with --num-env-runners.
         num_env_runners=0,
         num_envs_per_env_runner=16,  # batched inference: one forward pass steps 16 envs
     )
     .training(
-        # A high rate early, decayed: time to a return of 450 over seeds 0-6 on 2 CPUs, median
-        # 13.9 s (6 of 7 under 16 s) against 22.3 s with RLlib's tuned constant 3e-4 and
-        # minibatches of 128; a constant 1e-3 collapsed on one seed of seven.
+        # A high rate early, decayed: chosen on 2026-11-22 over seeds 0-6 on 2 CPUs (time to
+        # 450, median 13.9 s against 22.3 s with RLlib's tuned constant 3e-4 and minibatches
+        # of 128, both that day; a constant 1e-3 collapsed on one seed of seven). Today's
+        # times: docs/benchmarks.md and docs/performance.md (median 23.3 s on 2026-11-23).
         lr=[[0, 1e-3], [150_000, 2e-4]],
         num_epochs=6,  # RLlib's tuned CartPole value
         vf_loss_coeff=0.01,  # returns reach 500 while the policy loss is ~1: keep the value loss from dominating

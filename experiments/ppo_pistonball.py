@@ -3,11 +3,11 @@
 Each piston sees an 84x84 grey crop of the screen around itself (the registry's pixel
 preprocessing) and moves up or down (continuous action in [-1, 1]); all pistons get the
 same reward, 100 times the fraction of the distance to the left wall that the ball
-travelled in the step, minus 0.1 per step. The reported return is the team return, the
-sum over the 20 pistons: a ball carried to the wall in 100 steps scores about 20 x (100 -
-10) = 1,800; random pistons score about -90 (PettingZoo's documented average, -69 over 4
-episodes measured on this registry env). RLlib's frame-stacking connectors give the
-policy the last 3 frames, so it can see where the ball is going.
+travelled in the step, minus 0.1 per step. The reported return is the team return, the sum
+over the 20 pistons: a ball carried to the wall in 100 steps scores about 20 x (100 - 10)
+= 1,800; random pistons score about -90 (PettingZoo's documented average; not measured
+here). RLlib's frame-stacking connectors give the policy the last 3 frames, so it can see
+where the ball is going.
 
 Expected: the team return climbs from about -90 towards the wall-reaching range (above
 1,000) within 2M env steps. Sources: the settings are those of PettingZoo's Stable-Baselines3

@@ -5,16 +5,16 @@ agent's reward is half the team's (minus the distances from every landmark to it
 closest agent) and half its own collision penalty (`local_ratio=0.5`); the reported
 return is the team return, the sum over the three agents.
 
-Measured (docs/benchmarks.md, `python scripts/benchmark.py --only ppo_shared_spread`):
-the team return rises from -82 for uniformly random actions (measured on this registry env
-over 300 episodes; -27 per agent) to an IQM of -66.5 [95% interval -69.6, -63.3] over
-seeds 0-2 at 2M env steps; the gain comes in the first 640k steps (the three seeds'
-mean returns there -64.5 to -70.2, at 2M -64.2 to -70.5). No seed reached the stop's
--50: it stays as the bar a better config should meet. Source for the method and settings:
-Yu et al. 2022, "The Surprising Effectiveness of PPO in Cooperative Multi-Agent Games" (PPO
-with a shared policy solves MPE spread; settings from marlbenchmark/on-policy
-`train_mpe_spread.sh`). Their spread gives every agent the team reward without
-PettingZoo's local ratio, so their figures do not carry over.
+Measured (docs/benchmarks.md, `python scripts/benchmark.py --only ppo_shared_spread`): the
+team return rises from about -81 for uniformly random actions (-80.7 over 200 episodes,
+`python scripts/bench_multiagent.py`) to an IQM of -66.5 [95% interval -69.6, -63.3] over
+seeds 0-2 at 2M env steps (each seed's last 5 iterations: -69.6, -66.5, -63.3); most of
+the gain comes by about 640k steps (the curve, docs/benchmarks/ppo_shared_spread.png). No
+seed reached the stop's -50: it stays as the bar a better config should meet. Source for
+the method and settings: Yu et al. 2022, "The Surprising Effectiveness of PPO in
+Cooperative Multi-Agent Games" (PPO with a shared policy solves MPE spread; settings from
+marlbenchmark/on-policy `train_mpe_spread.sh`). Their spread gives every agent the team
+reward without PettingZoo's local ratio, so their figures do not carry over.
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig

@@ -5,7 +5,7 @@ observations), turns their chosen Q values into the team's Q_tot.
 The task of `mappo_spread.py` (three agents cover three landmarks without colliding, 25
 steps, discrete actions); the team plays as one RLlib agent whose reward is the sum of
 the agents' rewards, so `episode_return_mean` is the team return as in the other spread
-experiments (-82 for uniformly random actions on this registry env).
+experiments (about -81 for uniformly random actions: `python scripts/bench_multiagent.py`).
 
 Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
 --final-env-steps 5000`): team return -79.7 to -81.5 over the first 5k steps, IQM -58.7 [-59.0,

@@ -3,7 +3,7 @@ team's Q_tot is the sum of their chosen Q values (no mixing network, no state).
 
 The task and settings of `qmix_spread.py` with `mixer="vdn"`, so the two files compare an
 additive with a monotonic mixing of the same agents' values; `episode_return_mean` is
-the team return (-82 for uniformly random actions on this registry env).
+the team return (about -81 for uniformly random actions: `python scripts/bench_multiagent.py`).
 
 Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
 --final-env-steps 5000`): team return -80.2 to -81.8 over the first 5k steps, IQM -62.9 [-64.9,

@@ -1,6 +1,7 @@
 """Multi-agent throughput: env steps per second on MPE simple_spread, three ways in one run.
 
-1. the raw PettingZoo parallel env alone, random actions (the ceiling);
+1. the raw PettingZoo parallel env alone, random actions (the ceiling; its episodes' mean
+   team return is also the random baseline the experiments' docstrings quote);
 2. RLlib's default multi-agent path: plain `PPOConfig` on `ParallelPettingZooEnv` with one
    shared policy and RLlib's defaults otherwise, as RLlib's PettingZoo example sets it up;
 3. the suite's `experiments/ppo_shared_spread.py` through `python -m rlsuite.run`.
@@ -81,10 +82,19 @@ class TrainingFigures:
 
 
 @dataclass(frozen=True)
+class RawEnvFigures:
+    """The PettingZoo env alone with uniformly random actions."""
+
+    env_steps_per_s: float
+    team_return_mean: float
+    """Mean over the finished episodes of the sum of every agent's rewards."""
+    episodes: int
+
+
+@dataclass(frozen=True)
 class MultiAgentBench:
     env_steps_budget: int
-    raw_env: float
-    """Env steps per second of the PettingZoo env alone."""
+    raw: RawEnvFigures
     rllib_default: TrainingFigures
     """RLlib's default multi-agent PPO."""
     rlsuite: TrainingFigures
@@ -99,7 +109,7 @@ class MultiAgentBench:
 
     def report(self) -> str:
         def line(name: str, rate: float) -> str:
-            return f"  {name:<44} {rate:8.0f}  ({rate / self.raw_env:6.1%} of raw)"
+            return f"  {name:<44} {rate:8.0f}  ({rate / self.raw.env_steps_per_s:6.1%} of raw)"
 
         def split(name: str, figures: TrainingFigures) -> str:
             return (
@@ -111,7 +121,9 @@ class MultiAgentBench:
             [
                 "MPE simple_spread (3 agents), env steps per second; "
                 f"training runs of {self.env_steps_budget:,} env steps:",
-                f"  {'raw PettingZoo parallel env, random actions':<44} {self.raw_env:8.0f}",
+                f"  {'raw PettingZoo parallel env, random actions':<44} "
+                f"{self.raw.env_steps_per_s:8.0f}  (team return {self.raw.team_return_mean:.1f}, "
+                f"mean of {self.raw.episodes} episodes)",
                 line(
                     "RLlib default multi-agent PPO, shared policy",
                     self.rllib_default.env_steps_per_s,
@@ -132,27 +144,34 @@ class MultiAgentBench:
 def measure(env_steps: int, raw_steps: int = 5_000) -> MultiAgentBench:
     # One round of each: the ratio is as good as the machine was quiet, so its load is kept.
     before = machine()
-    raw_env = raw_env_rate(raw_steps)
+    raw = raw_env_run(raw_steps)
     rllib_default = rllib_default_run(env_steps)
     rlsuite = rlsuite_run(env_steps)
-    return MultiAgentBench(env_steps, raw_env, rllib_default, rlsuite, before, machine())
+    return MultiAgentBench(env_steps, raw, rllib_default, rlsuite, before, machine())
 
 
-def raw_env_rate(steps: int, seed: int = 0) -> float:
-    """Parallel steps per second of PettingZoo's simple_spread with random actions."""
+def raw_env_run(steps: int, seed: int = 0) -> RawEnvFigures:
+    """PettingZoo's simple_spread (the registry's `mpe/simple_spread`, its defaults) with
+    uniformly random actions: parallel steps per second and the episodes' team return."""
     env = importlib.import_module(PETTINGZOO_MODULE).parallel_env()
     env.reset(seed=seed)
     for agent in env.possible_agents:
         env.action_space(agent).seed(seed)
+    returns: list[float] = []
+    episode_return = 0.0
     start = time.perf_counter()
     for _ in range(steps):
         actions = {agent: env.action_space(agent).sample() for agent in env.agents}
-        env.step(actions)
+        _, rewards, _, _, _ = env.step(actions)
+        episode_return += sum(rewards.values())
         if not env.agents:  # episode over (PettingZoo empties the agent list)
+            returns.append(episode_return)
+            episode_return = 0.0
             env.reset()
     rate = steps / (time.perf_counter() - start)
     env.close()
-    return rate
+    mean = sum(returns) / len(returns) if returns else float("nan")
+    return RawEnvFigures(rate, mean, len(returns))
 
 
 def rllib_default_run(env_steps: int) -> TrainingFigures:

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.multiagent import MultiAgentBench, TrainingFigures, raw_env_rate
+from benchmarks.multiagent import MultiAgentBench, RawEnvFigures, TrainingFigures, raw_env_run
 
 
 def test_multiagent_bench_reports_ratios_against_rllibs_default_path() -> None:
     default = TrainingFigures(env_steps_per_s=50.0, iterations=3, sampling_s=9.0, learning_s=71.0)
     suite = TrainingFigures(env_steps_per_s=600.0, iterations=4, sampling_s=4.5, learning_s=0.5)
     before, after = {"cpus": 2, "load_average_1m": 0.4}, {"cpus": 2, "load_average_1m": 2.1}
-    bench = MultiAgentBench(12_000, 3000.0, default, suite, before, after)
+    raw = RawEnvFigures(env_steps_per_s=3000.0, team_return_mean=-81.96, episodes=200)
+    bench = MultiAgentBench(12_000, raw, default, suite, before, after)
     assert bench.ratio == 12.0
     report = bench.report()
     assert "1 round: no spread" in report  # one run each: no spread to invent
     assert report.endswith("load average before 0.4, after 2.1 on 2 CPUs")
     assert "12.0x" in report and "20.0% of raw" in report and "1.7% of raw" in report
     assert "9.0 s sampling, 71.0 s learning" in report
+    assert "(team return -82.0, mean of 200 episodes)" in report
     assert json.loads(json.dumps(bench.to_json()))["rllib_default"]["learning_s"] == 71.0
 
 
@@ -32,5 +34,8 @@ def test_multiagent_figures_read_a_nested_training_result() -> None:
     assert figures == TrainingFigures(400.0, 1, 6.5, 1.0)
 
 
-def test_raw_env_rate_steps_the_real_env_through_episode_ends() -> None:
-    assert raw_env_rate(60) > 0  # simple_spread episodes last 25 steps: two resets
+def test_raw_env_run_steps_the_real_env_through_episode_ends() -> None:
+    raw = raw_env_run(60)  # simple_spread episodes last 25 steps: two end, the third is cut
+    assert raw.env_steps_per_s > 0 and raw.episodes == 2
+    # Every reward is a negative distance (and collision) penalty: random agents score below 0.
+    assert raw.team_return_mean < 0
