@@ -69,7 +69,11 @@ def build_parser() -> Parser:
         action="store_true",
         help="record only the fast rows' check runs (what --check compares against)",
     )
-    mode.add_argument("--list", action="store_true", help="print the rows and run nothing")
+    mode.add_argument(
+        "--list",
+        action="store_true",
+        help="print the rows (their stops, recorded or estimated minutes) and run nothing",
+    )
     parser.add_argument(
         "--output",
         type=Path,
@@ -84,11 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     rows = _check_flags(parser, args)
-    if args.list:
-        print("\n".join(list_lines(rows)))
-        return 0
     records_path = args.output.with_suffix(".json")
     try:
+        if args.list:
+            print("\n".join(list_lines(rows, Records.load(records_path))))
+            return 0
         check_output_file(args.output, "--output")
         check_output_file(records_path, "--output")
         records = Records.load(records_path)

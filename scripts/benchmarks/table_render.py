@@ -51,7 +51,7 @@ def _header(machines: list[str]) -> list[str]:
         "and, where it needs more than a 2-CPU machine, what it needs.",
         "Measure one row with `python scripts/benchmark.py --only NAME [--seeds N]`, every "
         "row that fits a 2-CPU machine with `python scripts/benchmark.py --budget-minutes M`; "
-        "`--list` shows the rows, their stops and estimated times. The results stay in "
+        "`--list` shows the rows, their stops and their recorded or estimated times. The results stay in "
         "`results/benchmarks/` (`python -m rlsuite.report results/benchmarks/NAME`; a sweep "
         "or PBT row has a folder per seed, `NAME-seedS`).",
         "Score: the experiment's metric (`rlsuite.metrics`) averaged over each seed's final "
@@ -162,17 +162,37 @@ def machine_text(m: Measurement) -> str:
     )
 
 
-def list_lines(rows: Sequence[Row]) -> list[str]:
-    """`--list`: each row's stop, whether it fits this kind of machine, its estimate."""
+def list_lines(rows: Sequence[Row], records: Records) -> list[str]:
+    """`--list`: each row's stop, whether it fits this kind of machine, and how long it
+    takes: its recorded run's times where there is one, else the row's estimate."""
     lines = []
     for row in rows:
         here = "fits 2 CPUs" if row.cpu_ok else row.needs
         check = f"; --check at {' '.join(row.check_stop)}" if row.check_stop else ""
         lines.append(
             f"{row.name:<22} {' '.join(row.measured_stop()):<52} {here}; "
-            f"about {row.minutes:g} min a seed (estimate){check}"
+            f"{_duration(row, records.rows.get(row.name))}{check}"
         )
     return lines
+
+
+def _duration(row: Row, measured: Measurement | None) -> str:
+    """The recorded minutes when the row was measured at the stop it measures now."""
+    if measured is None or measured.stop != list(row.measured_stop()):
+        return f"about {row.minutes:g} min a seed (estimate)"
+    low, high = (_minutes(f(measured.train_s)) for f in (min, max))
+    spread = low if low == high else f"{low}-{high}"
+    whose = "the best trial's training" if row.population else "training"
+    return (
+        f"measured {measured.date}: {spread} min of {whose} a seed, "
+        f"{_minutes(measured.wall_s)} min wall for {len(measured.seeds)} seed"
+        + ("s" if len(measured.seeds) != 1 else "")
+    )
+
+
+def _minutes(seconds: float) -> str:
+    minutes = seconds / 60
+    return f"{minutes:.1f}" if minutes < 10 else f"{minutes:.0f}"
 
 
 def _machines(records: Records) -> list[str]:

@@ -16,7 +16,7 @@ from benchmarks import experiment_file, table_run
 from benchmarks.common import EXPERIMENTS
 from benchmarks.table import BY_NAME, ROWS, commands, fast_rows, plan
 from benchmarks.table_records import VERSION, Measurement, Records
-from benchmarks.table_render import render
+from benchmarks.table_render import list_lines, render
 from benchmarks.tests.table_helpers import measurement, run_script, table_line
 from rlsuite.errors import UsageError
 from rlsuite.reporting import runs
@@ -206,3 +206,25 @@ def test_a_single_config_scores_each_seed_over_its_last_iterations(tmp_path: Pat
         "episode_return_mean=450",
         "env_steps=500000",
     ]
+
+
+def test_list_shows_a_rows_recorded_minutes_and_the_estimate_otherwise() -> None:
+    cartpole, shared = BY_NAME["ppo_cartpole"], BY_NAME["ppo_shared_spread"]
+    recorded = measurement([400.0, 420.0], list(cartpole.measured_stop()))  # 30 s a seed
+    stale = measurement([-70.0, -66.0], ["env_steps=64000"])  # not the stop the row measures
+    records = Records({"ppo_cartpole": recorded, "ppo_shared_spread": stale}, {})
+    cartpole_line, shared_line = list_lines([cartpole, shared], records)
+    assert (
+        "measured 2026-11-24: 0.5 min of training a seed, 1.6 min wall for 2 seeds" in cartpole_line
+    )
+    assert "(estimate)" not in cartpole_line and "--check at env_steps=64000" in cartpole_line
+    assert shared_line.endswith(f"about {shared.minutes:g} min a seed (estimate)")
+    pbt = BY_NAME["pbt_ppo_cartpole"]
+    population = measurement([450.0], list(pbt.measured_stop()))
+    (pbt_line,) = list_lines([pbt], Records({"pbt_ppo_cartpole": population}, {}))
+    assert "0.5 min of the best trial's training a seed, 1.6 min wall for 1 seed" in pbt_line
+
+
+def test_list_runs_nothing_and_reads_the_records_the_page_was_written_from() -> None:
+    code, stderr, ray_imported = run_script("--list", "--only", "ppo_shared_spread")
+    assert (code, stderr, ray_imported) == (0, [], False)
