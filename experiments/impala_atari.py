@@ -2,8 +2,9 @@
 with `--set environment.env=atari/breakout`).
 
 Expected: IMPALA (Espeholt et al. 2018) solves Pong (return ~20) within 10M frames on
-many actors; not yet measured here (IMPALA's throughput on 2 CPUs is not measured;
-APPO's, 354-432 env steps/s in docs/performance.md, makes 10M steps 6-8 hours). Like
+many actors; not yet measured here (IMPALA's throughput on 2 CPUs is not measured; if
+it matched APPO's 354-432 env steps/s, docs/performance.md, 10M steps would take 6-8
+hours). Like
 APPO, env runners never wait for the learner; unlike APPO there is no clipped surrogate
 and no target network, only V-trace's importance weights.
 """

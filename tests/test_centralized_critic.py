@@ -177,7 +177,7 @@ LEARNING_MARGIN = 10.0  # team return gained over the first iteration's (random-
 @pytest.mark.slow
 def test_mappo_spread_improves_the_team_return(storage: Path) -> None:
     """mappo_spread.py as it is, for a short budget. The first iteration's episodes come
-    from the untrained policy (about -82, like random actions); the mean over the last
+    from the untrained policy (about -81, like random actions); the mean over the last
     three iterations must be LEARNING_MARGIN better. Measured on 2 vCPUs: +15.4 with
     --seed 0 (-78.5 to -63.1) and +16.1 with --seed 1, ~40 s of training each."""
     path = ROOT / "experiments" / "mappo_spread.py"

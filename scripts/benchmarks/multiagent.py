@@ -86,9 +86,15 @@ class RawEnvFigures:
     """The PettingZoo env alone with uniformly random actions."""
 
     env_steps_per_s: float
-    team_return_mean: float
-    """Mean over the finished episodes of the sum of every agent's rewards."""
+    team_return_mean: float | None
+    """Mean over the finished episodes of the sum of every agent's rewards (None: none
+    finished)."""
     episodes: int
+
+    def text(self) -> str:
+        if self.team_return_mean is None:
+            return "no episode finished"
+        return f"team return {self.team_return_mean:.1f}, mean of {self.episodes} episodes"
 
 
 @dataclass(frozen=True)
@@ -122,8 +128,7 @@ class MultiAgentBench:
                 "MPE simple_spread (3 agents), env steps per second; "
                 f"training runs of {self.env_steps_budget:,} env steps:",
                 f"  {'raw PettingZoo parallel env, random actions':<44} "
-                f"{self.raw.env_steps_per_s:8.0f}  (team return {self.raw.team_return_mean:.1f}, "
-                f"mean of {self.raw.episodes} episodes)",
+                f"{self.raw.env_steps_per_s:8.0f}  ({self.raw.text()})",
                 line(
                     "RLlib default multi-agent PPO, shared policy",
                     self.rllib_default.env_steps_per_s,
@@ -170,7 +175,7 @@ def raw_env_run(steps: int, seed: int = 0) -> RawEnvFigures:
             env.reset()
     rate = steps / (time.perf_counter() - start)
     env.close()
-    mean = sum(returns) / len(returns) if returns else float("nan")
+    mean = sum(returns) / len(returns) if returns else None
     return RawEnvFigures(rate, mean, len(returns))
 
 

@@ -178,9 +178,10 @@ def list_lines(rows: Sequence[Row], records: Records) -> list[str]:
 
 def _duration(row: Row, measured: Measurement | None) -> str:
     """The recorded minutes when the row was measured at the stop it measures now."""
-    if measured is None or measured.stop != list(row.measured_stop()):
+    times = [s for s in measured.train_s if math.isfinite(s)] if measured else []
+    if measured is None or measured.stop != list(row.measured_stop()) or not times:
         return f"about {row.minutes:g} min a seed (estimate)"
-    low, high = (_minutes(f(measured.train_s)) for f in (min, max))
+    low, high = (_minutes(f(times)) for f in (min, max))
     spread = low if low == high else f"{low}-{high}"
     whose = "the best trial's training" if row.population else "training"
     return (

@@ -5,7 +5,9 @@ measurements."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import shlex
 from pathlib import Path
 
@@ -13,7 +15,7 @@ import pytest
 
 import benchmark
 from benchmarks import experiment_file, table_run
-from benchmarks.common import EXPERIMENTS
+from benchmarks.common import EXPERIMENTS, ROOT
 from benchmarks.table import BY_NAME, ROWS, commands, fast_rows, plan
 from benchmarks.table_records import VERSION, Measurement, Records
 from benchmarks.table_render import list_lines, render
@@ -210,21 +212,33 @@ def test_a_single_config_scores_each_seed_over_its_last_iterations(tmp_path: Pat
 
 def test_list_shows_a_rows_recorded_minutes_and_the_estimate_otherwise() -> None:
     cartpole, shared = BY_NAME["ppo_cartpole"], BY_NAME["ppo_shared_spread"]
-    recorded = measurement([400.0, 420.0], list(cartpole.measured_stop()))  # 30 s a seed
+    recorded = measurement([400.0, 420.0, 410.0], list(cartpole.measured_stop()))
+    recorded = dataclasses.replace(recorded, train_s=[19.5, math.nan, 27.4])  # NaN: not read
     stale = measurement([-70.0, -66.0], ["env_steps=64000"])  # not the stop the row measures
     records = Records({"ppo_cartpole": recorded, "ppo_shared_spread": stale}, {})
     cartpole_line, shared_line = list_lines([cartpole, shared], records)
-    assert (
-        "measured 2026-11-24: 0.5 min of training a seed, 1.6 min wall for 2 seeds" in cartpole_line
-    )
+    expected = "measured 2026-11-24: 0.3-0.5 min of training a seed, 1.6 min wall for 3 seeds"
+    assert expected in cartpole_line
     assert "(estimate)" not in cartpole_line and "--check at env_steps=64000" in cartpole_line
     assert shared_line.endswith(f"about {shared.minutes:g} min a seed (estimate)")
     pbt = BY_NAME["pbt_ppo_cartpole"]
     population = measurement([450.0], list(pbt.measured_stop()))
     (pbt_line,) = list_lines([pbt], Records({"pbt_ppo_cartpole": population}, {}))
     assert "0.5 min of the best trial's training a seed, 1.6 min wall for 1 seed" in pbt_line
+    long = dataclasses.replace(population, train_s=[1768.3, 1790.6], wall_s=3602.1)
+    (long_line,) = list_lines([pbt], Records({"pbt_ppo_cartpole": long}, {}))
+    assert "29-30 min of the best trial's training a seed, 60 min wall" in long_line
+    no_times = dataclasses.replace(population, train_s=[math.nan])
+    (no_times_line,) = list_lines([pbt], Records({"pbt_ppo_cartpole": no_times}, {}))
+    assert no_times_line.endswith(f"about {pbt.minutes:g} min a seed (estimate)")
 
 
-def test_list_runs_nothing_and_reads_the_records_the_page_was_written_from() -> None:
+def test_list_runs_nothing_and_reads_the_records_the_page_was_written_from(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     code, stderr, ray_imported = run_script("--list", "--only", "ppo_shared_spread")
     assert (code, stderr, ray_imported) == (0, [], False)
+    assert benchmark.main(["--list", "--only", "ppo_shared_spread"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    recorded = Records.load(ROOT / "docs" / "benchmarks.json").rows["ppo_shared_spread"]
+    assert line.startswith("ppo_shared_spread ") and f"measured {recorded.date}: " in line
