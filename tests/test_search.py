@@ -227,24 +227,44 @@ def _rows(trial_dir: Path) -> list[dict]:
 SWEEP_FLAGS = ("--smoke", "--num-samples", "3")
 
 
+def _one_finished_and_another_started(sweep_dir: Path) -> bool:
+    trial_dirs = list(sweep_dir.glob("PPO_*"))
+    finished = [d for d in trial_dirs if (d / "result.json").exists() and len(_rows(d)) == 2]
+    return bool(finished) and len(trial_dirs) >= 2
+
+
+def _sweep_listing(sweep_dir: Path) -> str:
+    """What the sweep left after 300 s, with any trial's error, for the failure message."""
+    lines = ["no trial finished and a second started in 300 s:"]
+    for trial_dir in sorted(sweep_dir.glob("PPO_*")):
+        rows = len(_rows(trial_dir)) if (trial_dir / "result.json").exists() else "no"
+        lines.append(f"{trial_dir.name}: {rows} result rows")
+        if (trial_dir / "error.txt").exists():
+            lines.append((trial_dir / "error.txt").read_text()[-1500:])
+    return "\n".join(lines)
+
+
 def test_killed_sweep_resumes_without_repeating_a_trial(tmp_path: Path) -> None:
-    """Three smoke trials one at a time; the driver is killed once the second started (the
-    first finished), then --resume runs the rest: three trials in all, all different."""
+    """Three smoke trials one at a time; the driver is killed once one finished and the
+    next started, then --resume runs the rest: three trials in all, all different."""
     storage = tmp_path / "results"
     sweep_dir = storage / OPTUNA_CARTPOLE.stem
     command = [sys.executable, "-m", "rlsuite.run", str(OPTUNA_CARTPOLE), *SWEEP_FLAGS]
-    driver = subprocess.Popen(
-        [*command, "--storage-path", str(storage)],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
+    with (tmp_path / "driver.err").open("w") as driver_stderr:
+        driver = subprocess.Popen(
+            [*command, "--storage-path", str(storage)],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=driver_stderr,
+            start_new_session=True,
+        )
     deadline = time.monotonic() + 300
-    while len(list(sweep_dir.glob("PPO_*"))) < 2:
-        assert driver.poll() is None, driver.communicate()[1][-2000:]
-        assert time.monotonic() < deadline, "the sweep started no second trial in 300 s"
+    while not _one_finished_and_another_started(sweep_dir):
+        driver_err = (tmp_path / "driver.err").read_text()[-2000:]
+        assert driver.poll() is None, driver_err
+        if time.monotonic() > deadline:
+            os.killpg(driver.pid, signal.SIGKILL)
+            raise AssertionError(f"{_sweep_listing(sweep_dir)}\n{driver_err}")
         time.sleep(0.5)
     time.sleep(2)  # let Tune write its experiment and searcher state once more
     os.killpg(driver.pid, signal.SIGKILL)  # the driver and everything it started
