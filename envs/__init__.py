@@ -2,6 +2,7 @@
 
 from rlsuite.envs.registry import (
     UnknownEnvError,
+    batched_multi_agent,
     creator,
     display_name,
     is_multi_agent,
@@ -15,6 +16,7 @@ from rlsuite.envs.registry import (
 
 __all__ = [
     "UnknownEnvError",
+    "batched_multi_agent",
     "creator",
     "display_name",
     "is_multi_agent",

@@ -182,6 +182,18 @@ def register(name: str) -> None:
         register_env(name, _registry_creator(name))
 
 
+def batched_multi_agent(name: Any, num_envs: int, env_config: Mapping[str, Any]) -> Any:
+    """`num_envs` copies of a multi-agent env stepped as one batch (an RLlib
+    `VectorMultiAgentEnv`), or None where the env, or one of its options, has no batched
+    version: RLlib's runner then steps PettingZoo envs one by one. Only MPE
+    simple_spread has one (envs/spread_vector.py)."""
+    if name != "mpe/simple_spread":
+        return None
+    from rlsuite.envs.spread_vector import make_spread_vector
+
+    return make_spread_vector(num_envs, env_config, lambda: make(name, env_config))
+
+
 def _multi_agent_creator(name: str) -> EnvFactory:
     def create(env_config: Mapping[str, Any] | None = None) -> gym.Env:
         # A MultiAgentEnv cannot take gym's TimeLimit: envs/multiagent.py handles

@@ -6,8 +6,8 @@ The task of `ppo_shared_spread.py` (three agents cover three landmarks without c
 compare a centralized with a decentralized value function. Checkpoints hold one plain
 actor ("shared") that acts on one agent's observation; the critic trains on the learner.
 
-Expected: the team return rises from about -81 for uniformly random actions (-80.7 over
-200 episodes, `python scripts/bench_multiagent.py`) to -50 or better within 2M env steps.
+Expected: the team return rises from about -81 for uniformly random actions (-80.3 over
+800 episodes, `python scripts/bench_multiagent.py`) to -50 or better within 2M env steps.
 Source for method and settings: Yu et al. 2022, "The Surprising Effectiveness of PPO in
 Cooperative Multi-Agent Games" (MAPPO; settings from marlbenchmark/on-policy
 `train_mpe_spread.sh`); their spread gives each agent the team reward without PettingZoo's

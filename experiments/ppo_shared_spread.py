@@ -6,7 +6,7 @@ closest agent) and half its own collision penalty (`local_ratio=0.5`); the repor
 return is the team return, the sum over the three agents.
 
 Measured (docs/benchmarks.md, `python scripts/benchmark.py --only ppo_shared_spread`): the
-team return rises from about -81 for uniformly random actions (-80.7 over 200 episodes,
+team return rises from about -81 for uniformly random actions (-80.3 over 800 episodes,
 `python scripts/bench_multiagent.py`) to an IQM of -66.5 [95% interval -69.6, -63.3] over
 seeds 0-2 at 2M env steps (each seed's last 5 iterations: -69.6, -66.5, -63.3); most of
 the gain comes by about 640k steps (the curve, docs/benchmarks/ppo_shared_spread.png). No

@@ -8,6 +8,11 @@ plain dicts and go to the same metrics, with the same reductions, as one value e
 the end of `_sample`: what a result reports (a sum over the iteration, a lifetime sum and
 its throughput) is unchanged; tests/test_multiagent_env_runner.py compares it with
 RLlib's own runner. Only the bookkeeping is batched; sampling itself is RLlib's.
+
+Where the registry has a batched version of the env (`envs.batched_multi_agent`: MPE
+simple_spread, envs/spread_vector.py), the runner steps that instead of RLlib's
+`SyncVectorMultiAgentEnv` of PettingZoo envs: the same task, one array step for all
+sub-envs. Any other env, or option, keeps RLlib's env.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from ray.rllib.callbacks.utils import make_callback
+from ray.rllib.env.env_context import EnvContext
 from ray.rllib.env.multi_agent_env_runner import MultiAgentEnvRunner
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.utils.metrics import (
@@ -28,6 +35,8 @@ from ray.rllib.utils.metrics import (
     NUM_MODULE_STEPS_SAMPLED_LIFETIME,
 )
 
+from rlsuite import envs
+
 
 class BatchedCountsMultiAgentEnvRunner(MultiAgentEnvRunner):
     """`config.env_runners(env_runner_cls=BatchedCountsMultiAgentEnvRunner)`."""
@@ -39,6 +48,37 @@ class BatchedCountsMultiAgentEnvRunner(MultiAgentEnvRunner):
         self._agent_steps: Counter[str] = Counter()
         self._module_steps: Counter[Any] = Counter()  # keyed like RLlib: module_for()
         self._prometheus_env_steps = 0
+
+    def make_env(self) -> None:
+        env_context = EnvContext(
+            dict(self.config.env_config),
+            worker_index=self.worker_index,
+            num_workers=self.config.num_env_runners,
+            remote=self.config.remote_worker_envs,
+        )
+        batched = envs.batched_multi_agent(
+            self.config.env, self.config.num_envs_per_env_runner, env_context
+        )
+        if batched is None:
+            super().make_env()
+            return
+        # MultiAgentEnvRunner.make_env's steps around its make_vec call.
+        if self.env is not None:
+            self.env.close()
+        self.env = batched
+        self.num_envs = batched.num_envs
+        self._needs_initial_reset = True
+        make_callback(
+            "on_environment_created",
+            callbacks_objects=self._callbacks,
+            callbacks_functions=self.config.callbacks_on_environment_created,
+            kwargs=dict(
+                env_runner=self,
+                metrics_logger=self.metrics,
+                env=self.env.unwrapped,
+                env_context=env_context,
+            ),
+        )
 
     def _sample(self, **kwargs: Any) -> list[MultiAgentEpisode]:
         try:

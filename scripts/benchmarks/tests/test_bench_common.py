@@ -22,7 +22,7 @@ from benchmarks.common import (
     spread_note,
     spread_text,
 )
-from benchmarks.multiagent import MultiAgentBench, TrainingFigures
+from benchmarks.multiagent import MultiAgentBench
 from benchmarks.overhead import OverheadResult
 from benchmarks.pbt import PbtBench
 from benchmarks.text import TextBenchResult
@@ -33,10 +33,9 @@ SCRIPT_FILES = sorted(p.name for p in SCRIPTS.glob("bench*.py"))
 
 
 def test_every_benchmark_result_has_the_one_api() -> None:
-    figures = TrainingFigures(1.0, 1, 1.0, 1.0)
     results: list[object] = [
         ThroughputRun([CaseResult("ppo_cartpole", 1, None, "cmd")], {}, {}),
-        MultiAgentBench(1, 1.0, figures, figures, {}, {}),
+        MultiAgentBench(1, [], {}, {}),
         OverheadResult(1, 1, [1.0], [1.0], {}, {}),
         PbtBench(1, 1.0, 1.0, {1: 1.0}, {}, {}),
         TextBenchResult("tiny", 16, 8, "CPU", [1.0], [1.0], {}, {}),

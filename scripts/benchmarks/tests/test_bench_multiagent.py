@@ -10,29 +10,79 @@ import gymnasium
 import pytest
 
 from benchmarks import multiagent
-from benchmarks.multiagent import MultiAgentBench, RawEnvFigures, TrainingFigures, raw_env_run
+from benchmarks.multiagent import (
+    MultiAgentBench,
+    RawEnvFigures,
+    Round,
+    TrainingFigures,
+    raw_env_run,
+)
 
 
-def test_multiagent_bench_reports_ratios_against_rllibs_default_path() -> None:
-    default = TrainingFigures(env_steps_per_s=50.0, iterations=3, sampling_s=9.0, learning_s=71.0)
-    suite = TrainingFigures(env_steps_per_s=600.0, iterations=4, sampling_s=4.5, learning_s=0.5)
+def _round(raw: float, default: float, shared: float, mappo: float) -> Round:
+    return Round(
+        raw=RawEnvFigures(env_steps_per_s=raw, team_return_mean=-81.96, episodes=200),
+        batched_env_steps_per_s=4 * raw,
+        rllib_default=TrainingFigures(default, 3, 9.0, 71.0),
+        suite={
+            "ppo_shared_spread": TrainingFigures(shared, 4, 1.0, 0.5),
+            "mappo_spread": TrainingFigures(mappo, 4, 1.2, 0.6),
+        },
+    )
+
+
+def test_multiagent_bench_reports_medians_shares_and_ratios() -> None:
     before, after = {"cpus": 2, "load_average_1m": 0.4}, {"cpus": 2, "load_average_1m": 2.1}
-    raw = RawEnvFigures(env_steps_per_s=3000.0, team_return_mean=-81.96, episodes=200)
-    bench = MultiAgentBench(12_000, raw, default, suite, before, after)
-    assert bench.ratio == 12.0
+    rounds = [
+        _round(3000.0, 50.0, 2400.0, 2100.0),
+        _round(2500.0, 60.0, 2600.0, 2000.0),  # the medians: 2,500 / 55 / 2,400 / 2,000
+        _round(2400.0, 55.0, 2300.0, 1900.0),
+    ]
+    bench = MultiAgentBench(12_000, rounds, before, after)
+    assert bench.rates("raw") == [3000.0, 2500.0, 2400.0]
+    assert bench.share_of_raw("ppo_shared_spread") == 2400.0 / 2500.0
+    assert bench.share_of_raw("batched") == 4.0
+    assert bench.ratio("mappo_spread") == 2000.0 / 55.0
     report = bench.report()
-    assert "1 round: no spread" in report  # one run each: no spread to invent
-    assert report.endswith("load average before 0.4, after 2.1 on 2 CPUs")
-    assert "12.0x" in report and "20.0% of raw" in report and "1.7% of raw" in report
-    assert "9.0 s sampling, 71.0 s learning" in report
+    assert "3 rounds (medians, spread min-max)" in report
+    assert "2400  (2300-2600)  (96% of raw)" in report
+    assert "36.4x" in report and "43.6x" in report
+    assert "per iteration 9.0 s sampling, 71.0 s learning" in report
     assert "(team return -82.0, mean of 200 episodes)" in report
+    assert report.endswith("load average before 0.4, after 2.1 on 2 CPUs")
     figures = json.loads(json.dumps(bench.to_json()))
-    assert figures["rllib_default"]["learning_s"] == 71.0
-    assert figures["raw"] == {
+    assert figures["share_of_raw"]["ppo_shared_spread"] == 0.96
+    assert figures["rounds"][0]["suite"]["mappo_spread"]["learning_s"] == 0.6
+    assert figures["rounds"][0]["raw"] == {
         "env_steps_per_s": 3000.0,
         "team_return_mean": -81.96,
         "episodes": 200,
     }
+
+
+def test_rounds_too_far_apart_give_no_share_or_ratio() -> None:
+    rounds = [_round(3000.0, 50.0, 2400.0, 2100.0), _round(1500.0, 50.0, 2400.0, 2100.0)]
+    bench = MultiAgentBench(12_000, rounds, {"cpus": 2, "load_average_1m": 0.4}, {})
+    assert bench.share_of_raw("ppo_shared_spread") is None  # raw: 1,500-3,000
+    assert bench.ratio("ppo_shared_spread") == 48.0  # RLlib's and the suite's rounds agree
+    report = bench.report()
+    assert report.count("(rounds differ >25%: no share of raw)") == 4  # every side but raw
+    assert "48.0x" in report
+    slow_suite = [_round(3000.0, 50.0, 2400.0, 2100.0), _round(3000.0, 50.0, 1700.0, 2100.0)]
+    report = MultiAgentBench(12_000, slow_suite, {"cpus": 2, "load_average_1m": 0.4}, {}).report()
+    assert "rounds differ >25%: no ratio  (goal >= 10x)" in report
+
+
+def test_one_round_shows_no_spread() -> None:
+    bench = MultiAgentBench(
+        12_000, [_round(3000.0, 50.0, 2400.0, 2100.0)], {"cpus": 2, "load_average_1m": 0.4}, {}
+    )
+    assert "1 round: no spread" in bench.report()
+    assert "2400  (80% of raw)" in bench.report()
+
+
+def test_batched_env_rate_steps_the_suites_env() -> None:
+    assert multiagent.batched_env_rate(64, num_envs=8) > 0
 
 
 def test_multiagent_figures_read_a_nested_training_result() -> None:
