@@ -10,7 +10,11 @@ Same task, step for step: the dynamics, rewards, observations and resets are mpe
 `simple_spread_v3` (its `World.step`, `Scenario.reward`/`global_reward`/`observation`,
 `SimpleEnv._set_action`) with the same float64 arithmetic in the same order, and each env
 draws its reset positions from its own generator seeded as PettingZoo seeds its env.
-tests/test_spread_vector.py checks equality with the PettingZoo env over seeded episodes.
+tests/test_spread_vector.py checks equality with the PettingZoo env over seeded episodes,
+so a change in mpe2's simple_spread fails a test instead of changing the task quietly.
+VMAS, the torch-vectorized MPE the field uses, ports simple_spread onto its own physics
+engine and reward, so its episodes are not mpe2's and results would not compare with the
+suite's recorded ones; it would also be one more dependency for one scenario.
 Only the default options are batched (discrete actions; any `N`, `local_ratio` and
 `max_cycles`); any other option (continuous actions, curriculum, neighbours, early
 termination, benchmark data) returns None and RLlib's per-env path runs instead.
