@@ -11,9 +11,12 @@ Expected: the team return rises from about -81 for uniformly random actions (-80
 Source for method and settings: Yu et al. 2022, "The Surprising Effectiveness of PPO in
 Cooperative Multi-Agent Games" (MAPPO; settings from marlbenchmark/on-policy
 `train_mpe_spread.sh`); their spread gives each agent the team reward without PettingZoo's
-`local_ratio`, so their figures do not carry over. Measured here: at 64k env steps, seeds
-0-2, IQM -63.4 [-64.7, -62.6] (docs/benchmarks.md, the regression gate's record); 2M steps
-not yet measured here.
+`local_ratio`, so their figures do not carry over. Measured here (docs/benchmarks.md,
+`python scripts/benchmark.py --only mappo_spread`, 2026-11-25): over seeds 0-2 an IQM of
+-56.4 [95% interval -60.5, -53.6] (each seed's last 5 iterations: -53.6, -60.5, -55.1);
+seed 0 met the -50 stop at 1.59M env steps, seeds 1 and 2 did not within 2M. Most of the
+gain comes by about 150k steps. At 64k env steps (the regression gate's record): IQM
+-63.2 [-65.6, -61.9].
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig
