@@ -25,6 +25,7 @@ from rlsuite.launcher.loader import load_experiment
 from rlsuite.launcher.smoke import smoke
 from rlsuite.launcher.tuner import _tune_config
 from rlsuite.reporting import runs, sweep
+from rlsuite.results import read_results
 from tests.helpers import ROOT, assert_rejected, run_cli, run_main, write
 
 OPTUNA_CARTPOLE = ROOT / "experiments" / "optuna_ppo_cartpole.py"
@@ -228,8 +229,9 @@ SWEEP_FLAGS = ("--smoke", "--num-samples", "3")
 
 
 def _one_finished_and_another_started(sweep_dir: Path) -> bool:
+    # read_results skips a line Tune is still writing: the trial runs while this reads.
     trial_dirs = list(sweep_dir.glob("PPO_*"))
-    finished = [d for d in trial_dirs if (d / "result.json").exists() and len(_rows(d)) == 2]
+    finished = [d for d in trial_dirs if len(read_results(d / "result.json")) == 2]
     return bool(finished) and len(trial_dirs) >= 2
 
 
@@ -237,7 +239,7 @@ def _sweep_listing(sweep_dir: Path) -> str:
     """What the sweep left after 300 s, with any trial's error, for the failure message."""
     lines = ["no trial finished and a second started in 300 s:"]
     for trial_dir in sorted(sweep_dir.glob("PPO_*")):
-        rows = len(_rows(trial_dir)) if (trial_dir / "result.json").exists() else "no"
+        rows = len(read_results(trial_dir / "result.json"))
         lines.append(f"{trial_dir.name}: {rows} result rows")
         if (trial_dir / "error.txt").exists():
             lines.append((trial_dir / "error.txt").read_text()[-1500:])
