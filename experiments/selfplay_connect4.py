@@ -25,13 +25,15 @@ from rlsuite.multiagent.masking import masked_ppo_spec
 from rlsuite.multiagent.selfplay import opponent_pool, pool_modules, selfplay_callback
 
 ENV = "classic/connect_four"
+LEAGUE = ("heuristic",)  # a scripted sparring partner that stays in the pool
 
 config = (
     PPOConfig()
     .environment(ENV)
-    .multi_agent(**opponent_pool(ENV))  # "main" learns; "random" and later snapshots play it
+    # "main" learns; "random", "heuristic" and later snapshots of "main" play it
+    .multi_agent(**opponent_pool(ENV, fixed=LEAGUE))
     .rl_module(
-        rl_module_spec=pool_modules(masked_ppo_spec()),
+        rl_module_spec=pool_modules(masked_ppo_spec(), fixed=LEAGUE),
         model_config=DefaultModelConfig(
             # RLlib has no default CNN for a 6x7 board: two "same"-padded 4x4 layers see
             # every line of four, then one hidden layer for the policy and value heads.
@@ -41,7 +43,12 @@ config = (
         ),
     )
     .callbacks(
-        selfplay_callback(win_rate_threshold=0.8, evaluation_interval=5, evaluation_games=100)
+        selfplay_callback(
+            win_rate_threshold=0.8,
+            evaluation_interval=5,
+            evaluation_games=100,
+            opponent_sampling="pfsp",  # most games against the opponents it still loses to
+        )
     )
     .env_runners(num_env_runners=1, num_envs_per_env_runner=8)
     .training(

@@ -85,13 +85,18 @@ def policy_return_mean(module_id: str) -> str:
 # runners per iteration. The others are measured by the self-play callback every few
 # iterations in whole games against fixed opponents (greedy actions, half the games moving
 # first); SNAPSHOTS counts the frozen copies of the learner made so far (0: the pool is
-# still the random player).
+# still the random player). POOL_WIN_RATES: the win rate per pool member in the
+# iteration's training games; OPPONENT_SHARES: each member's share of the draws (PFSP).
 WIN_RATE_KEY = "win_rate"
 SELFPLAY_RESULTS = "selfplay"
 WIN_RATE = f"{ENV_RUNNER_RESULTS}/{WIN_RATE_KEY}"
 SNAPSHOTS = f"{SELFPLAY_RESULTS}/snapshots"
+POOL_WIN_RATES_KEY = "pool_win_rates"
+POOL_WIN_RATES = f"{ENV_RUNNER_RESULTS}/{POOL_WIN_RATES_KEY}"
+OPPONENT_SHARES = f"{SELFPLAY_RESULTS}/opponent_shares"
 WIN_RATE_VS_RANDOM = f"{SELFPLAY_RESULTS}/win_rate_vs_random"
 WIN_RATE_VS_HEURISTIC = f"{SELFPLAY_RESULTS}/win_rate_vs_heuristic"
+WIN_RATE_VS_CAREFUL = f"{SELFPLAY_RESULTS}/win_rate_vs_careful"
 
 
 def win_rate_vs(opponent: str) -> str:
@@ -153,6 +158,7 @@ RETURN_METRICS = (
     VALIDATION_ACCURACY,
     WIN_RATE_VS_RANDOM,
     WIN_RATE_VS_HEURISTIC,
+    WIN_RATE_VS_CAREFUL,
 )
 
 # Short names accepted on the command line (`--stop episode_return_mean=150`).
@@ -173,6 +179,7 @@ BY_NAME: dict[str, str] = {
     "win_rate": WIN_RATE,
     "win_rate_vs_random": WIN_RATE_VS_RANDOM,
     "win_rate_vs_heuristic": WIN_RATE_VS_HEURISTIC,
+    "win_rate_vs_careful": WIN_RATE_VS_CAREFUL,
     "snapshots": SNAPSHOTS,
 }
 

@@ -87,9 +87,15 @@ def test_smoke_run_trains_checkpoints_and_logs(
             for policy in config.agent_policies or [SHARED]:
                 assert TENSORBOARD_PREFIX + metrics.policy_return_mean(policy) in tags
         if isinstance(config.policy_mapping_fn, OpponentPool):  # self-play's win rates
-            for key in (metrics.WIN_RATE, metrics.SNAPSHOTS, metrics.WIN_RATE_VS_RANDOM):
+            for key in (
+                metrics.WIN_RATE,
+                metrics.SNAPSHOTS,
+                metrics.WIN_RATE_VS_RANDOM,
+                metrics.WIN_RATE_VS_HEURISTIC,
+                metrics.WIN_RATE_VS_CAREFUL,
+                f"{metrics.OPPONENT_SHARES}/heuristic",  # PFSP's draw share of a fixed member
+            ):
                 assert TENSORBOARD_PREFIX + key in tags, key
-            assert TENSORBOARD_PREFIX + metrics.WIN_RATE_VS_HEURISTIC in tags
     if path.stem in EVALUATED:
         monkeypatch.chdir(experiment_dir.parent)
         video = Path("evaluated.mp4")

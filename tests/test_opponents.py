@@ -1,4 +1,4 @@
-"""Connect-four opponents (random, one-move lookahead) on real boards and real games."""
+"""Connect-four opponents (random, one- and two-ply lookahead) on real boards and real games."""
 
 from __future__ import annotations
 
@@ -11,8 +11,12 @@ from ray.rllib.core.columns import Columns
 from rlsuite import envs
 from rlsuite.multiagent.matches import MatchResults, play_games, scripted_player
 from rlsuite.multiagent.opponents import (
+    SCRIPTED_MODULES,
+    CarefulRLModule,
     HeuristicRLModule,
+    Opponent,
     RandomLegalRLModule,
+    careful_move,
     completes_four,
     heuristic_move,
     landing_row,
@@ -64,25 +68,38 @@ def test_completes_four_finds_lines(rows: list[str], column: int) -> None:
     assert completes_four(board, 0, column)
 
 
-def test_heuristic_wins_when_it_can() -> None:
+LOOKAHEADS = pytest.mark.parametrize("move", [heuristic_move, careful_move])
+
+
+@LOOKAHEADS
+def test_lookaheads_win_when_they_can(move: Opponent) -> None:
     rng = np.random.default_rng(0)
-    assert {heuristic_move(position("XXX.OO."), rng) for _ in range(20)} == {3}
+    assert {move(position("XXX.OO."), rng) for _ in range(20)} == {3}
 
 
-def test_heuristic_blocks_an_immediate_loss() -> None:
+@LOOKAHEADS
+def test_lookaheads_block_an_immediate_loss(move: Opponent) -> None:
     rng = np.random.default_rng(0)
     # O threatens the bottom row at column 3; X has no win of its own.
-    assert {heuristic_move(position("OOO.X.X"), rng) for _ in range(20)} == {3}
+    assert {move(position("OOO.X.X"), rng) for _ in range(20)} == {3}
     # O threatens to complete column 6 vertically.
-    assert {heuristic_move(position("......O", "X.....O", "X.....O"), rng) for _ in range(20)} == {
-        6
-    }
+    assert {move(position("......O", "X.....O", "X.....O"), rng) for _ in range(20)} == {6}
 
 
-def test_heuristic_prefers_winning_to_blocking() -> None:
+@LOOKAHEADS
+def test_lookaheads_prefer_winning_to_blocking(move: Opponent) -> None:
     rng = np.random.default_rng(0)
     board = position("X......", "X...O..", "X..OO.O")  # X wins in column 0, O would in 5
-    assert heuristic_move(board, rng) == 0
+    assert move(board, rng) == 0
+
+
+def test_careful_never_hands_over_a_win() -> None:
+    # O's three on the second row wins on column 3's second square once column 3's bottom
+    # square is taken; nobody can win or must block now.
+    board = position("OOO....", "XOX.XOX")
+    rng = np.random.default_rng(0)
+    assert 3 in {heuristic_move(board, rng) for _ in range(100)}
+    assert {careful_move(board, rng) for _ in range(100)} == {0, 1, 2, 4, 5, 6}
 
 
 def test_moves_stay_legal() -> None:
@@ -107,6 +124,18 @@ def test_heuristic_beats_random_in_real_games() -> None:
     assert games.win_rate > 0.85, games
 
 
+def test_careful_beats_the_heuristic_in_real_games() -> None:
+    games = play_games(
+        lambda: envs.make(GAME),
+        scripted_player(careful_move),
+        scripted_player(heuristic_move),
+        games=200,
+        seed=0,
+    )
+    # 200 games, seeds 0-3: 107-120 won, 66-78 lost, 12-16 drawn.
+    assert games.wins > 1.2 * games.losses, games
+
+
 def test_random_against_random_is_even_and_seats_alternate() -> None:
     games = play_games(
         lambda: envs.make(GAME), scripted_player(random_move), scripted_player(random_move), 200, 1
@@ -121,7 +150,15 @@ def test_match_results_count_outcomes() -> None:
     assert results.win_rate == 0.5
 
 
-@pytest.mark.parametrize("module_class", [RandomLegalRLModule, HeuristicRLModule])
+def test_scripted_modules_by_name() -> None:
+    assert {
+        "random": RandomLegalRLModule,
+        "heuristic": HeuristicRLModule,
+        "careful": CarefulRLModule,
+    } == SCRIPTED_MODULES
+
+
+@pytest.mark.parametrize("module_class", [RandomLegalRLModule, HeuristicRLModule, CarefulRLModule])
 def test_scripted_rl_modules_play_legal_moves(module_class: type) -> None:
     env = envs.make(GAME)
     space = env.get_observation_space("player_0")
@@ -132,5 +169,5 @@ def test_scripted_rl_modules_play_legal_moves(module_class: type) -> None:
     }
     actions = module.forward_inference(batch)[Columns.ACTIONS]
     assert actions[0] == 6  # the only open column
-    if module_class is HeuristicRLModule:
+    if module_class is not RandomLegalRLModule:
         assert actions[1] == 3  # the winning move

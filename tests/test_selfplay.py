@@ -3,6 +3,7 @@ Algorithm (connect four, the smoke-sized config of experiments/selfplay_connect4
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -20,12 +21,14 @@ from rlsuite.errors import UsageError
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent import check_multi_agent
+from rlsuite.multiagent.opponents import HeuristicRLModule
 from rlsuite.multiagent.selfplay import (
     LEARNER,
     RANDOM,
     OpponentPool,
     SelfPlayCallback,
     opponent_pool,
+    pfsp_weights,
     pool_modules,
     selfplay_callback,
 )
@@ -34,6 +37,7 @@ from tests.helpers import ROOT, local_ray
 
 EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
 SEATS = ("player_0", "player_1")
+LEAGUE = ("heuristic",)  # the experiment's fixed pool member
 
 
 def test_each_game_pits_the_learner_against_one_pool_member() -> None:
@@ -52,6 +56,24 @@ def test_each_game_pits_the_learner_against_one_pool_member() -> None:
     assert set(opponents) == {"main_v1", "main_v2"} and min(opponents.values()) > 60
 
 
+def test_weighted_draws_follow_the_weights_and_keep_fixed_members() -> None:
+    mapping = OpponentPool(SEATS, opponents=("main_v1",), fixed=LEAGUE, weights=(0.2, 0.8))
+    assert mapping.members == ("main_v1", "heuristic")
+    opponents = Counter()
+    for _ in range(1000):
+        episode = MultiAgentEpisode()
+        (opponent,) = (p for p in (mapping(a, episode) for a in SEATS) if p != LEARNER)
+        opponents[opponent] += 1
+    assert 730 < opponents["heuristic"] < 870, opponents  # 800 expected, 5 sigma either side
+
+
+def test_pfsp_weights() -> None:
+    rates = {"random": 1.0, "heuristic": 0.1, "main_v1": 0.75}
+    weights = pfsp_weights(("random", "heuristic", "main_v1", "main_v2"), rates)
+    # beaten: the floor; mostly lost: (1 - 0.1)^2; won 3 in 4; unplayed: an even match
+    assert weights == pytest.approx((0.02, 0.81, 0.0625, 0.25))
+
+
 def test_mapping_refuses_agents_of_another_game() -> None:
     with pytest.raises(KeyError, match="not a seat"):
         OpponentPool(SEATS)("agent_0", MultiAgentEpisode())
@@ -62,6 +84,11 @@ def test_opponent_pool_settings() -> None:
     assert settings["policies"] == {LEARNER, RANDOM}
     assert settings["policies_to_train"] == [LEARNER]
     assert settings["policy_mapping_fn"] == OpponentPool(SEATS)
+    league = opponent_pool("classic/connect_four", fixed=LEAGUE)
+    assert league["policies"] == {LEARNER, RANDOM, "heuristic"}
+    assert league["policy_mapping_fn"] == OpponentPool(SEATS, fixed=LEAGUE)
+    modules = pool_modules(RLModuleSpec(), fixed=LEAGUE).rl_module_specs
+    assert modules["heuristic"].module_class is HeuristicRLModule
 
 
 def test_the_experiment_passes_the_multi_agent_checks() -> None:
@@ -70,6 +97,11 @@ def test_the_experiment_passes_the_multi_agent_checks() -> None:
 
 # Bad input: UsageErrors before Ray starts (tests/test_multiagent_bad_input.py runs them
 # through the CLI).
+
+
+def test_fixed_members_must_be_scripted_players() -> None:
+    with pytest.raises(UsageError, match="no scripted player 'minimax' for the pool; choose from"):
+        opponent_pool("classic/connect_four", fixed=("minimax",))
 
 
 def test_self_play_needs_a_two_player_turn_based_game() -> None:
@@ -84,6 +116,7 @@ def test_self_play_needs_a_two_player_turn_based_game() -> None:
         ({"win_rate_threshold": 1.5}, "must lie in \\(0, 1\\]"),
         ({"max_snapshots": 0}, "max_snapshots=0: must be an integer of at least 1"),
         ({"evaluation_games": 2.5}, "evaluation_games=2.5: must be an integer"),
+        ({"opponent_sampling": "elo"}, "opponent_sampling='elo': choose 'uniform' or 'pfsp'"),
     ],
 )
 def test_callback_settings_are_checked(settings: dict[str, Any], message: str) -> None:
@@ -107,7 +140,7 @@ def test_only_the_learner_may_train() -> None:
 
 def test_learner_without_masking() -> None:
     config = load_experiment(EXPERIMENT).config.copy(copy_frozen=False)
-    config.rl_module(rl_module_spec=pool_modules(RLModuleSpec()))
+    config.rl_module(rl_module_spec=pool_modules(RLModuleSpec(), fixed=LEAGUE))
     with pytest.raises(UsageError, match="policy 'main' does not apply them"):
         check_multi_agent(config)
 
@@ -142,7 +175,7 @@ def snapshot_result(algorithm: Any) -> dict[str, Any]:
 def test_snapshot_joins_the_pool_with_the_learners_weights(
     algorithm: Any, snapshot_result: dict[str, Any]
 ) -> None:
-    pool = OpponentPool(SEATS, opponents=("main_v1",))
+    pool = OpponentPool(SEATS, opponents=("main_v1",), fixed=LEAGUE)  # random left, heuristic stays
     assert algorithm.config.policy_mapping_fn == pool
     assert algorithm.env_runner.config.policy_mapping_fn == pool
     assert snapshot_result[metrics.SELFPLAY_RESULTS]["snapshots"] == 1
@@ -174,7 +207,7 @@ def test_below_the_threshold_the_pool_stays(algorithm: Any, snapshot_result: dic
 def test_evaluation_games_report_win_rates(algorithm: Any) -> None:
     callback = SelfPlayCallback(evaluation_interval=1, evaluation_games=10)
     rates = callback.evaluate(algorithm, LEARNER)
-    assert set(rates) == {"random", "heuristic"}
+    assert set(rates) == {"random", "heuristic", "careful"}
     assert all(0.0 <= rate <= 1.0 for rate in rates.values())
 
 
@@ -183,8 +216,8 @@ def test_checkpoint_holds_the_pool_and_evaluates(
 ) -> None:
     checkpoint = Path(algorithm.save_to_path(str(tmp_path / "checkpoint")))
     policy = MultiAgentPolicy.from_checkpoint(checkpoint)
-    assert policy.policy_ids == [LEARNER, "main_v1", RANDOM]
-    assert policy.policy_mapping_fn == OpponentPool(SEATS, opponents=("main_v1",))
+    assert policy.policy_ids == ["heuristic", LEARNER, "main_v1", RANDOM]
+    assert policy.policy_mapping_fn == OpponentPool(SEATS, opponents=("main_v1",), fixed=LEAGUE)
     video = tmp_path / "games.mp4"
     command = [
         *(sys.executable, "-m", "rlsuite.evaluate", str(checkpoint)),
@@ -196,7 +229,33 @@ def test_checkpoint_holds_the_pool_and_evaluates(
     assert done.returncode == 0, done.stderr[-2000:]
     lines = done.stdout.splitlines()
     assert any(line.startswith("main_v1 ") for line in lines)  # the pool's snapshot played
-    for opponent in ("random", "heuristic"):
+    for opponent in ("random", "heuristic", "careful"):
         (line,) = [line for line in lines if line.startswith(f"main vs {opponent}: win rate")]
         assert "(4 games:" in line
     assert video.stat().st_size > 0
+
+
+def test_pfsp_sends_new_weights_to_the_env_runners(algorithm: Any, snapshot_result: dict) -> None:
+    callback = SelfPlayCallback(
+        win_rate_threshold=1.0, evaluation_interval=0, opponent_sampling="pfsp"
+    )
+    rates = {"heuristic": 0.1, "main_v1": 0.6}
+    result = {"env_runners": {metrics.WIN_RATE_KEY: 0.5, metrics.POOL_WIN_RATES_KEY: rates}}
+    callback.on_train_result(algorithm=algorithm, result=result)
+    weights = pfsp_weights(("main_v1", "heuristic"), rates)
+    pool = OpponentPool(SEATS, opponents=("main_v1",), fixed=LEAGUE, weights=weights)
+    assert algorithm.config.policy_mapping_fn == pool
+    assert algorithm.env_runner.config.policy_mapping_fn == pool
+    shares = result[metrics.SELFPLAY_RESULTS]["opponent_shares"]
+    assert shares["heuristic"] == pytest.approx(0.81 / (0.81 + 0.16))
+    later = {metrics.WIN_RATE_KEY: 0.5, metrics.POOL_WIN_RATES_KEY: {"heuristic": 0.5}}
+    callback.on_train_result(algorithm=algorithm, result={"env_runners": later})
+    assert callback.pool_win_rates == pytest.approx({"heuristic": 0.3, "main_v1": 0.6})
+    rates = algorithm.train()["env_runners"][metrics.POOL_WIN_RATES_KEY]
+    played = {opponent: rate for opponent, rate in rates.items() if not math.isnan(rate)}
+    assert played and set(played) <= {"main_v1", "heuristic"}  # the random player left
+    assert all(0.0 <= rate <= 1.0 for rate in played.values())
+    nan = {"heuristic": float("nan")}  # how RLlib reports a member without games
+    later = {metrics.WIN_RATE_KEY: 0.5, metrics.POOL_WIN_RATES_KEY: nan}
+    callback.on_train_result(algorithm=algorithm, result={"env_runners": later})
+    assert callback.pool_win_rates == pytest.approx({"heuristic": 0.3, "main_v1": 0.6})

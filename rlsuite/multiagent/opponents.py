@@ -1,17 +1,22 @@
-"""Fixed opponents for connect four: a random player and a one-move-lookahead heuristic.
+"""Fixed opponents for connect four: a random player and two lookahead heuristics.
 
-Both read the observation of the registry's `classic/connect_four` (see envs/multiagent.py):
+All read the observation of the registry's `classic/connect_four` (see envs/multiagent.py):
 `observations` is the 6x7x2 board seen by the player to move (plane 0 its own pieces,
 plane 1 the opponent's, row 0 at the top) and `action_mask` marks the columns not yet full.
 
 - `random_move`: a uniformly random legal column.
 - `heuristic_move`: win now if a column does it, else block a column where the opponent
   would win on its next move, else random (the usual "one-step lookahead" baseline).
+- `careful_move`: the same, but its random move avoids columns that would let the
+  opponent win on the square just above (a two-ply lookahead: it no longer hands over
+  wins, the heuristic's commonest mistake). Self-play evaluates against it as a player
+  that no experiment trains against.
 
 As RLModules they join a self-play opponent pool (`RandomLegalRLModule`,
-`HeuristicRLModule`). RLlib's own RandomRLModule samples from the whole action space:
-in connect four an illegal move ends the game as a loss, so a random opponent that ignores
-the mask loses most games by itself and win rates against it mean little.
+`HeuristicRLModule`, `CarefulRLModule`; by name in `SCRIPTED_MODULES`). RLlib's own
+RandomRLModule samples from the whole action space: in connect four an illegal move ends
+the game as a loss, so a random opponent that ignores the mask loses most games by itself
+and win rates against it mean little.
 """
 
 from __future__ import annotations
@@ -44,11 +49,37 @@ def heuristic_move(observation: Observation, rng: np.random.Generator) -> int:
     """Win if possible, else block the opponent's immediate win, else random."""
     board = np.asarray(observation["observations"]) > 0.5
     legal = legal_columns(observation)
+    forced = _win_or_block(board, legal)
+    return forced if forced is not None else int(rng.choice(legal))
+
+
+def careful_move(observation: Observation, rng: np.random.Generator) -> int:
+    """Win, else block, else random among the columns that do not hand over a win."""
+    board = np.asarray(observation["observations"]) > 0.5
+    legal = legal_columns(observation)
+    forced = _win_or_block(board, legal)
+    if forced is not None:
+        return forced
+    safe = [int(column) for column in legal if not _opens_win_above(board, int(column))]
+    return int(rng.choice(safe if safe else legal))
+
+
+def _win_or_block(board: np.ndarray, legal: np.ndarray) -> int | None:
     for plane in (0, 1):  # 0: my winning move, 1: the opponent's, which I take first
         for column in legal:
             if completes_four(board, plane, int(column)):
                 return int(column)
-    return int(rng.choice(legal))
+    return None
+
+
+def _opens_win_above(board: np.ndarray, column: int) -> bool:
+    """Whether my piece in `column` lets the opponent win on the square above it."""
+    row = landing_row(board, column)
+    if row is None or row == 0:
+        return False
+    after = board.copy()
+    after[row, column, 0] = True
+    return completes_four(after, 1, column)
 
 
 def landing_row(board: np.ndarray, column: int) -> int | None:
@@ -82,7 +113,11 @@ def _run(pieces: np.ndarray, row: int, column: int, d_row: int, d_col: int) -> i
     return count
 
 
-OPPONENTS: dict[str, Opponent] = {"random": random_move, "heuristic": heuristic_move}
+OPPONENTS: dict[str, Opponent] = {
+    "random": random_move,
+    "heuristic": heuristic_move,
+    "careful": careful_move,
+}
 
 
 class _ScriptedRLModule(RLModule):
@@ -120,6 +155,19 @@ class HeuristicRLModule(_ScriptedRLModule):
     """Win, else block, else random."""
 
     move = staticmethod(heuristic_move)
+
+
+class CarefulRLModule(_ScriptedRLModule):
+    """Win, else block, else random without handing over a win."""
+
+    move = staticmethod(careful_move)
+
+
+SCRIPTED_MODULES: dict[str, type[RLModule]] = {
+    "random": RandomLegalRLModule,
+    "heuristic": HeuristicRLModule,
+    "careful": CarefulRLModule,
+}
 
 
 def _numpy(value: Any) -> np.ndarray:

@@ -9,12 +9,19 @@ above `win_rate_threshold` it freezes a copy of `main` (a new RLModule added wit
 opponents among the newest `max_snapshots` snapshots (older ones stay in the Algorithm,
 unplayed: RLlib's env runners may still hold unfinished games against them). Every
 `evaluation_interval` iterations it also plays `evaluation_games` whole games against the
-fixed random and heuristic players of `opponents.py` (and after the first iteration, as a
-baseline) and reports those win rates.
+fixed players of `opponents.py` (and after the first iteration, as a baseline) and reports
+those win rates.
 
     config.multi_agent(**opponent_pool("classic/connect_four"))
     config.rl_module(rl_module_spec=pool_modules(masked_ppo_spec()))
     config.callbacks(selfplay_callback(win_rate_threshold=0.8))
+
+Two additions from AlphaStar's league (Vinyals et al. 2019): scripted players that stay in
+the pool (`opponent_pool(..., fixed=("heuristic",))`, the same `fixed` for `pool_modules`),
+and `opponent_sampling="pfsp"`, prioritized fictitious self-play: each opponent is drawn
+with weight (1 - x)^2 of the learner's win rate x against it in its recent training games
+(`env_runners/pool_win_rates/<opponent>`), so the games go where the learner still loses.
+The weights are sent to the env runners' mapping after every iteration.
 
 Snapshots live in the Algorithm and its checkpoints (`Algorithm.from_checkpoint` brings
 them back); `--resume` rebuilds the Algorithm from the experiment's config and restores
@@ -24,68 +31,51 @@ them back); `--resume` rebuilds the Algorithm from the experiment's config and r
 from __future__ import annotations
 
 import functools
-import random
+import math
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
-from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite import envs, metrics
 from rlsuite.errors import UsageError
 from rlsuite.multiagent.matches import module_player, play_games, scripted_player
-from rlsuite.multiagent.opponents import OPPONENTS, RandomLegalRLModule
-from rlsuite.multiagent.policies import agent_spaces
+from rlsuite.multiagent.opponents import OPPONENTS
+from rlsuite.multiagent.pool import (
+    LEARNER,
+    RANDOM,
+    OpponentPool,
+    check_self_play,
+    opponent_pool,
+    pool_modules,
+)
 from rlsuite.results import lookup
 
-LEARNER = "main"
-RANDOM = "random"
+__all__ = [
+    "LEARNER",
+    "RANDOM",
+    "OpponentPool",
+    "SelfPlayCallback",
+    "check_self_play",
+    "opponent_pool",
+    "pfsp_weights",
+    "pool_modules",
+    "selfplay_callback",
+]
+
+SAMPLINGS = ("uniform", "pfsp")
+# PFSP's weighting f(x) = (1 - x)^2 of the learner's win rate x against an opponent
+# ("f_hard" in AlphaStar, Vinyals et al. 2019). The floor keeps beaten opponents in a few
+# games, so that a win rate that falls again is seen; an opponent not yet played counts
+# as an even match.
+PFSP_POWER = 2.0
+PFSP_FLOOR = 0.02
+UNPLAYED_WIN_RATE = 0.5
 EVALUATION_SEED = 1_000_000  # games against fixed opponents use their own random stream
-
-
-@dataclass(frozen=True)
-class OpponentPool:
-    """The policy mapping: in each episode the learner takes one seat (the first in about
-    half of the episodes) and an opponent drawn uniformly from the pool the other. Both
-    draws are seeded by the episode id, so the two agents of an episode agree."""
-
-    seats: tuple[str, str]
-    learner: str = LEARNER
-    opponents: tuple[str, ...] = (RANDOM,)
-
-    def __call__(self, agent_id: str, episode: Any = None, **kwargs: Any) -> str:
-        if agent_id not in self.seats:
-            raise KeyError(f"agent {agent_id!r} is not a seat of this game {self.seats}")
-        draw = random.Random(str(getattr(episode, "id_", "")))
-        learner_seat = self.seats[draw.randrange(2)]
-        return self.learner if agent_id == learner_seat else draw.choice(self.opponents)
-
-
-def opponent_pool(
-    env_name: str, env_config: Mapping[str, Any] | None = None, learner: str = LEARNER
-) -> dict[str, Any]:
-    """`.multi_agent()` settings: policies `learner` and `random`, the pool mapping, and
-    only `learner` trained."""
-    seats = _two_seats(env_name, list(agent_spaces(env_name, env_config)))
-    return {
-        "policies": {learner, RANDOM},
-        "policy_mapping_fn": OpponentPool(seats, learner),
-        "policies_to_train": [learner],
-    }
-
-
-def pool_modules(learner_spec: RLModuleSpec, learner: str = LEARNER) -> MultiRLModuleSpec:
-    """The RLModules of the pool at the start: the learner's and the random player's."""
-    return MultiRLModuleSpec(
-        rl_module_specs={
-            learner: learner_spec,
-            RANDOM: RLModuleSpec(module_class=RandomLegalRLModule),
-        }
-    )
 
 
 def selfplay_callback(
@@ -93,8 +83,13 @@ def selfplay_callback(
     max_snapshots: int = 10,
     evaluation_interval: int = 5,
     evaluation_games: int = 100,
+    opponent_sampling: str = "uniform",
 ) -> Callable[[], SelfPlayCallback]:
     """The callback for `.callbacks()`, its settings checked now (not inside a trial)."""
+    if opponent_sampling not in SAMPLINGS:
+        raise UsageError(
+            f"opponent_sampling={opponent_sampling!r}: choose {' or '.join(map(repr, SAMPLINGS))}"
+        )
     if not 0 < win_rate_threshold <= 1:
         raise UsageError(
             f"win_rate_threshold={win_rate_threshold}: a win rate above which to add a snapshot must lie in (0, 1]"
@@ -112,41 +107,16 @@ def selfplay_callback(
         max_snapshots=max_snapshots,
         evaluation_interval=evaluation_interval,
         evaluation_games=evaluation_games,
+        opponent_sampling=opponent_sampling,
     )
 
 
-def check_self_play(env_name: str, agents: list[str], config: Any) -> None:
-    """A pool mapping must match the game's two seats, and only its learner may train."""
-    mapping = config.policy_mapping_fn
-    if not isinstance(mapping, OpponentPool):
-        return
-    if tuple(agents) != mapping.seats:
-        raise UsageError(
-            f"the self-play mapping seats {', '.join(mapping.seats)} but {env_name} has agents "
-            f"{', '.join(agents)}; build it from the env it runs on, opponent_pool('{env_name}')"
-        )
-    to_train = config.policies_to_train
-    if to_train is None:  # RLlib's default: every policy trains
-        trained = set(config.policies)
-    elif callable(to_train):
-        trained = {policy for policy in config.policies if to_train(policy, None)}
-    else:
-        trained = set(to_train)
-    if trained != {mapping.learner}:
-        raise UsageError(
-            f"self-play trains only '{mapping.learner}' but policies_to_train gives "
-            f"{', '.join(sorted(trained)) or 'none'}; set policies_to_train=['{mapping.learner}']"
-        )
-
-
-def _two_seats(env_name: str, agents: list[str]) -> tuple[str, str]:
-    if len(agents) != 2 or not envs.is_turn_based(env_name):
-        raise UsageError(
-            f"self-play needs a two-player turn-based game; {env_name} has "
-            f"{len(agents)} agent(s){'' if envs.is_turn_based(env_name) else ' and is not turn-based'} "
-            "(e.g. classic/connect_four)"
-        )
-    return agents[0], agents[1]
+def pfsp_weights(members: tuple[str, ...], win_rates: Mapping[str, float]) -> tuple[float, ...]:
+    """PFSP's draw weight of each pool member from the learner's win rate against it."""
+    return tuple(
+        max((1.0 - win_rates.get(member, UNPLAYED_WIN_RATE)) ** PFSP_POWER, PFSP_FLOOR)
+        for member in members
+    )
 
 
 class SelfPlayCallback(RLlibCallback):
@@ -158,12 +128,15 @@ class SelfPlayCallback(RLlibCallback):
         max_snapshots: int = 10,
         evaluation_interval: int = 5,
         evaluation_games: int = 100,
+        opponent_sampling: str = "uniform",
     ) -> None:
         super().__init__()
         self.win_rate_threshold = win_rate_threshold
         self.max_snapshots = max_snapshots
         self.evaluation_interval = evaluation_interval
         self.evaluation_games = evaluation_games
+        self.opponent_sampling = opponent_sampling
+        self.pool_win_rates: dict[str, float] = {}  # smoothed over iterations, for PFSP
 
     def on_episode_end(
         self,
@@ -181,12 +154,14 @@ class SelfPlayCallback(RLlibCallback):
         learners = [agent for agent, module in modules.items() if module == mapping.learner]
         if len(learners) != 1:
             return  # not a learner-vs-pool game
+        (opponent,) = (module for module in modules.values() if module != mapping.learner)
         chunks = [*(prev_episode_chunks or []), episode]  # a game may span iterations
-        won = sum(_agent_return(chunk, learners[0]) for chunk in chunks) > 0
-        # Mean over this iteration's games only: after a snapshot joins, older games
+        won = float(sum(_agent_return(chunk, learners[0]) for chunk in chunks) > 0)
+        # Means over this iteration's games only: after a snapshot joins, older games
         # against weaker opponents must not count towards the next one.
+        metrics_logger.log_value(metrics.WIN_RATE_KEY, won, reduce="mean", clear_on_reduce=True)
         metrics_logger.log_value(
-            metrics.WIN_RATE_KEY, float(won), reduce="mean", clear_on_reduce=True
+            (metrics.POOL_WIN_RATES_KEY, opponent), won, reduce="mean", clear_on_reduce=True
         )
 
     def on_train_result(self, *, algorithm: Any, result: dict, **kwargs: Any) -> None:
@@ -196,6 +171,8 @@ class SelfPlayCallback(RLlibCallback):
         win_rate = lookup(result, metrics.WIN_RATE)
         if win_rate is not None and win_rate > self.win_rate_threshold:
             mapping = self._add_snapshot(algorithm, mapping)
+        if self.opponent_sampling == "pfsp":
+            mapping = self._reweigh(algorithm, mapping, result)
         _put(
             result, metrics.SNAPSHOTS, _next_version(algorithm.config.policies, mapping.learner) - 1
         )
@@ -219,13 +196,31 @@ class SelfPlayCallback(RLlibCallback):
             for name, opponent in OPPONENTS.items()
         }
 
+    def _reweigh(self, algorithm: Any, mapping: OpponentPool, result: dict) -> OpponentPool:
+        """PFSP: new draw weights from this iteration's win rates, averaged with the
+        earlier ones (an opponent drawn rarely plays few games an iteration)."""
+        for opponent, rate in (lookup(result, metrics.POOL_WIN_RATES) or {}).items():
+            if not math.isfinite(rate):
+                continue  # RLlib keeps a cleared key as NaN: no games this iteration
+            earlier = self.pool_win_rates.get(opponent, rate)
+            self.pool_win_rates[opponent] = (earlier + rate) / 2
+        weights = pfsp_weights(mapping.members, self.pool_win_rates)
+        total = sum(weights)
+        for member, weight in zip(mapping.members, weights, strict=True):
+            _put(result, f"{metrics.OPPONENT_SHARES}/{member}", weight / total)
+        if weights == mapping.weights:
+            return mapping
+        mapping = replace(mapping, weights=weights)
+        _set_mapping(algorithm, mapping)
+        return mapping
+
     def _add_snapshot(self, algorithm: Any, mapping: OpponentPool) -> OpponentPool:
         """Freeze a copy of the learner into the pool; the random player leaves it."""
         version = _next_version(algorithm.config.policies, mapping.learner)
         snapshot = f"{mapping.learner}_v{version}"
         snapshots = [p for p in mapping.opponents if _is_snapshot(p, mapping.learner)]
         pool = (*snapshots, snapshot)[-self.max_snapshots :]
-        new_mapping = replace(mapping, opponents=pool)
+        new_mapping = replace(mapping, opponents=pool, weights=())
         algorithm.add_module(
             module_id=snapshot,
             module_spec=RLModuleSpec.from_module(algorithm.get_module(mapping.learner)),
@@ -240,6 +235,17 @@ class SelfPlayCallback(RLlibCallback):
             {COMPONENT_LEARNER_GROUP: {COMPONENT_LEARNER: {COMPONENT_RL_MODULE: state}}}
         )
         return new_mapping
+
+
+def _set_mapping(algorithm: Any, mapping: OpponentPool) -> None:
+    """The new mapping for the Algorithm's config (its checkpoints) and its env runners, the
+    way `Algorithm.add_module` hands over a new mapping."""
+    algorithm.config._is_frozen = False
+    algorithm.config.multi_agent(policy_mapping_fn=mapping)
+    algorithm.config.freeze()
+    algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: runner.config.multi_agent(policy_mapping_fn=mapping)
+    )
 
 
 def _agent_return(episode: Any, agent: str) -> float:
