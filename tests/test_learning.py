@@ -10,7 +10,7 @@ from ray.rllib.core.rl_module.rl_module import RLModule
 
 from rlsuite import envs, metrics
 from rlsuite.multiagent.matches import module_player, play_games, scripted_player
-from rlsuite.multiagent.opponents import random_move
+from rlsuite.multiagent.opponents import heuristic_move
 from tests.helpers import ROOT, run_cli
 
 
@@ -42,15 +42,15 @@ def test_as_test_exits_1_when_the_return_is_missed(storage: Path) -> None:
 
 
 @pytest.mark.slow
-def test_selfplay_connect4_beats_a_random_player(storage: Path) -> None:
-    """Self-play until the callback's greedy games against the random player reach 95%
-    (it checks after iterations 1, 5, 10, ...; at most 20 iterations, 80k env steps),
-    then 100 fresh games. An untrained greedy policy already wins 78-84% of them (it
-    stacks one column, which a random player rarely blocks), so the bar is 85 rather than
-    the issue's 80 (measured here: 0.96 after 60k env steps, then 97 of 100 games)."""
+def test_selfplay_connect4_beats_the_heuristic_player(storage: Path) -> None:
+    """Self-play with the heuristic in the pool until the callback's greedy games against
+    it reach 40% (it checks after iterations 1, 5, 10, ...; at most 240k env steps), then
+    100 fresh games against it. After one iteration it won 0.00-0.06 (three runs). Margin from
+    the one measured run of the experiment (seed 0): 0.43 after 180k env steps, 0.53 after
+    220k; this test's own command has not been timed here (about 12 minutes expected)."""
     run = run_cli(
         ROOT / "experiments" / "selfplay_connect4.py",
-        *("--seed", "0", "--stop", "win_rate_vs_random=0.95", "--stop", "training_iteration=20"),
+        *("--seed", "0", "--stop", "win_rate_vs_heuristic=0.4", "--stop", "env_steps=240000"),
         storage=storage,
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
@@ -60,11 +60,11 @@ def test_selfplay_connect4_beats_a_random_player(storage: Path) -> None:
     games = play_games(
         lambda: envs.make("classic/connect_four"),
         learner,
-        scripted_player(random_move),
+        scripted_player(heuristic_move),
         games=100,
         seed=2024,
     )
-    assert games.wins >= 85, games
+    assert games.wins >= 30, games
 
 
 MADDPG_SPREAD_STEPS = 120_000
