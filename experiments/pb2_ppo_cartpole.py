@@ -3,6 +3,8 @@ explored learning rate and clip, which suits populations too small for random se
 
 Expected: the best of 4 trials reaches a mean return of 450 within about 100k env steps;
 Parker-Holder et al. (2020) report PB2 matching or beating PBT with 4-trial populations.
+Measured (docs/benchmarks.md, populations seeded 0-2): the best trial stopped at 450 after
+66k, 62k and 68k env steps.
 """
 
 from ray import tune

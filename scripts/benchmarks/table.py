@@ -22,6 +22,9 @@ DEFAULT_SEEDS = 3
 GPU = "needs a GPU machine"
 CIFAR = "the CIFAR-10 data set (data/cifar-10-batches-py)"
 BERT = "bert-base-uncased weights (models/bert-base-uncased) and the GLUE data"
+EXPERIMENTS = "[experiments.md](experiments.md)"
+QMIX = "[multiagent.md](multiagent.md#qmix-and-vdn)"
+SELF_PLAY = "[multiagent.md](multiagent.md#self-play)"
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,9 @@ class Row:
     """Why the row does not fit a 2-CPU machine; empty when it does."""
     check_stop: tuple[str, ...] = ()
     """The `--check` gate's short run (`--stop` values) for the fast rows; () for the rest."""
+    elsewhere: str = ""
+    """For a row not measured here: where runs by other commands (one seed, a shorter
+    budget) are written up. A pointer only: the table shows no figure it did not measure."""
 
     @property
     def cpu_ok(self) -> bool:
@@ -61,20 +67,20 @@ class Row:
 ROWS: tuple[Row, ...] = (
     # Estimates from the env steps/s measured here (docs/performance.md, multiagent.md).
     # 10M steps at APPO's measured 354-432 env steps/s on 2 CPUs: 6-8 hours a seed.
-    Row("appo_atari", minutes=480, needs=f"{GPU} (10M Atari steps: a day for 3 seeds on 2 CPUs)"),
+    Row("appo_atari", minutes=480, needs=f"{GPU} (10M Atari steps)"),
     Row("bert_mnli", minutes=3000, needs=f"{GPU}, {BERT}"),
     Row("bert_sst2", minutes=600, needs=f"{GPU}, {BERT}"),
     Row("bohb_resnet_cifar10", minutes=6000, needs=f"four GPUs and {CIFAR}"),
-    Row("dqn_atari", minutes=3000, needs=f"{GPU} (3M Atari steps: days on 2 CPUs)"),
+    Row("dqn_atari", minutes=3000, needs=f"{GPU} (3M Atari steps)"),
     Row("dqn_cartpole", minutes=15, check_stop=("env_steps=64000",)),
     Row("hyperopt_bert_sst2", minutes=900, needs=f"{GPU}, {BERT}"),
     # IMPALA's throughput is not measured here; at APPO's rate 10M steps are 6-8 hours.
-    Row("impala_atari", minutes=480, needs=f"{GPU} (10M Atari steps; not measured on 2 CPUs)"),
+    Row("impala_atari", minutes=480, needs=f"{GPU} (10M Atari steps)"),
     # At ppo_shared_spread's 2M steps (issue 19's bar): the same task and budget, shared
     # against independent policies; the file's own 3M stop stays for users.
     Row("ippo_spread", minutes=30, stop=("env_steps=2000000",)),
-    Row("maddpg_spread", minutes=95),
-    Row("maddpg_tag", minutes=120),
+    Row("maddpg_spread", minutes=95, elsewhere=f"120k steps: {EXPERIMENTS}"),
+    Row("maddpg_tag", minutes=120, elsewhere=f"200k steps: {EXPERIMENTS}"),
     Row("mappo_spread", minutes=80, check_stop=("env_steps=64000",)),
     Row("masac_multiwalker", minutes=120, stop=("env_steps=200000",)),
     # 24 trials of 100k env steps at 2,917-4,390 env steps/s (ppo_cartpole's), and each start.
@@ -87,18 +93,19 @@ ROWS: tuple[Row, ...] = (
     Row("pbt_qmix_spread", minutes=200),
     Row("pbt_resnet_cifar10", minutes=6000, needs=f"four GPUs and {CIFAR}"),
     # 10M steps at ppo_atari's measured 127 env steps/s: 22 hours a seed.
-    Row("ppo_atari", minutes=1300, needs=f"{GPU} (10M Atari steps: days on 2 CPUs)"),
+    Row("ppo_atari", minutes=1300, needs=f"{GPU} (10M Atari steps)"),
     Row("ppo_cartpole", minutes=1, check_stop=("env_steps=64000",)),
     Row("ppo_pistonball", minutes=120, stop=("env_steps=200000",)),
     Row("ppo_shared_spread", minutes=30),  # measured: 29-30 min a seed to 2M steps
-    Row("qmix_spread", minutes=95),
+    Row("qmix_spread", minutes=95, elsewhere=f"50k and 100k steps: {QMIX}"),
     Row("resnet50_imagenet", minutes=6000, needs="needs 8 GPUs and ImageNet (class folders)"),
     Row("resnet_cifar10", minutes=6000, needs=f"{GPU} and {CIFAR}"),
-    Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps: a day on 2 CPUs)"),
+    Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps)"),
     Row("sac_multiwalker", minutes=120, stop=("env_steps=200000",)),
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
-    Row("selfplay_connect4", minutes=120),
-    Row("vdn_spread", minutes=95),
+    # measured: 28 min of training for one seed to 500k steps (295 env steps/s)
+    Row("selfplay_connect4", minutes=35, elsewhere=f"one seed at this stop: {SELF_PLAY}"),
+    Row("vdn_spread", minutes=95, elsewhere=f"50k and 100k steps: {QMIX}"),
 )
 BY_NAME = {row.name: row for row in ROWS}
 

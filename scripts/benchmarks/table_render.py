@@ -98,6 +98,8 @@ def measured_line(name: str, m: Measurement, machines: list[str]) -> str:
 
 def unmeasured_line(row: Row) -> str:
     status = "not measured here" + (f": {row.needs}" if row.needs else "")
+    if row.elsewhere:
+        status += f"; other commands' runs ({row.elsewhere})"
     blank = [""] * 6
     command = commands(row, DEFAULT_SEEDS).line
     return _cells(

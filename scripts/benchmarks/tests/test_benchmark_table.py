@@ -89,8 +89,13 @@ def test_unmeasured_rows_show_their_command_and_no_number() -> None:
     page = render(Records({}, {}))
     assert sum(line.startswith("| `") for line in page.splitlines()) == len(ROWS) + len(fast_rows())
     for name, status in [
-        ("ppo_atari", "not measured here: needs a GPU machine (10M Atari steps: days on 2 CPUs)"),
+        ("ppo_atari", "not measured here: needs a GPU machine (10M Atari steps)"),
         ("dqn_cartpole", "not measured here"),
+        (
+            "selfplay_connect4",
+            "not measured here; other commands' runs "
+            "(one seed at this stop: [multiagent.md](multiagent.md#self-play))",
+        ),
     ]:
         cells = table_line(page, name)
         assert cells[4] == status
