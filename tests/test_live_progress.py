@@ -104,6 +104,29 @@ def test_without_a_terminal_one_line_per_result_as_before(tmp_path: Path, capsys
     assert "\x1b" not in out
 
 
+@pytest.mark.parametrize("mode", ["auto", "lines"])
+def test_a_line_shows_the_metric_and_stop_values_that_are_not_the_return(
+    tmp_path: Path, capsys, mode: str
+) -> None:
+    """Self-play's return is 0 in every zero-sum game: its lines show the win rates that its
+    metric and stop name, in the results that have them (every few iterations)."""
+    stop = {metrics.WIN_RATE_VS_HEURISTIC: 0.9, metrics.ENV_STEPS_SAMPLED_LIFETIME: 500_000}
+    callback = progress_callback(mode, stop, metrics.WIN_RATE_VS_RANDOM)
+    callback.setup(total_num_samples=1)
+    rates = {metrics.WIN_RATE_VS_RANDOM: 0.934, metrics.WIN_RATE_VS_HEURISTIC: 0.4}
+    feed(
+        callback,
+        StagedTrial(tmp_path, 0),
+        rl_result(1, 2.0, 128, 0.0),
+        rl_result(2, 4.0, 256, 0.0, **rates),
+    )
+    assert capsys.readouterr().out.splitlines() == [
+        "[abcde_00000] iter    1  env steps 128  return 0.0  steps/s 64  time 2.0 s",
+        "[abcde_00000] iter    2  env steps 256  return 0.0  steps/s 64  time 4.0 s"
+        "  win_rate_vs_random 0.93  win_rate_vs_heuristic 0.40",
+    ]
+
+
 def test_modes() -> None:
     assert type(progress_callback("quiet", STOP, RETURN)) is Callback  # prints nothing
     assert type(progress_callback("lines", STOP, RETURN)) is ProgressPrinter

@@ -50,7 +50,7 @@ def progress_callback(
     if mode == "quiet":
         return Callback()
     if mode == "lines":
-        return ProgressPrinter()
+        return ProgressPrinter(stop, metric)
     if mode == "auto":
         return LiveProgress(stop, metric, metric_mode)
     raise ValueError(f"progress mode {mode!r}: choose auto, lines or quiet")
@@ -95,7 +95,7 @@ class LiveProgress(ProgressPrinter):
 
     def start(self, console: Console, num_trials: int = 0) -> None:
         """Show the live view on `console` (`setup` does on a terminal)."""
-        self._board = Board(self._stop, self._metric, self._metric_mode, num_trials)
+        self._board = Board(dict(self._stop), self._metric, self._metric_mode, num_trials)
         # What Python code prints to sys.stdout and sys.stderr goes above the view, unless
         # the launcher sends it to the run's driver.log (`console.ray_output_to`).
         redirect = console.file is sys.stdout

@@ -21,19 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from rlsuite import metrics
-from rlsuite.launcher.progress import StopProgress, finite, nearest_stop, stop_progress
+from rlsuite.launcher.progress import StopProgress, finite, label, nearest_stop, stop_progress
 
-_LABELS = {
-    metrics.TRAINING_ITERATION: "iter",
-    metrics.TIME_TOTAL_S: "s",
-    metrics.ENV_STEPS_SAMPLED_LIFETIME: "env steps",
-    metrics.EPISODES_LIFETIME: "episodes",
-    metrics.EPOCH: "epochs",
-    metrics.EPISODE_RETURN_MEAN: "return",
-    metrics.EVALUATION_RETURN_MEAN: "eval return",
-    metrics.VALIDATION_ACCURACY: "val acc",
-    metrics.VALIDATION_LOSS: "val loss",
-}
 _STATUS = {
     Trial.PENDING: ("pending", "dim"),
     Trial.RUNNING: ("running", "green"),
@@ -198,14 +187,6 @@ class Board:
         elapsed = (finite(row.flat.get(metrics.TIME_TOTAL_S)) or 0.0) + since
         eta = None if nearest is None or nearest.eta_s is None else max(nearest.eta_s - since, 0)
         return _Clock(nearest, elapsed, eta)
-
-
-def label(key: str) -> str:
-    """A metric's short name for a column or a line: "return", "env steps"."""
-    if key in _LABELS:
-        return _LABELS[key]
-    short = [name for name, full in metrics.BY_NAME.items() if full == key]
-    return short[0] if short else key.rsplit("/", 1)[-1]
 
 
 def value(number: Any) -> str:

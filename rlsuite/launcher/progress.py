@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from ray.tune import Callback, Result, ResultGrid
@@ -17,9 +18,46 @@ from rlsuite import metrics
 from rlsuite.launcher.console import terminal
 from rlsuite.launcher.failures import explain
 
+_LABELS = {
+    metrics.TRAINING_ITERATION: "iter",
+    metrics.TIME_TOTAL_S: "s",
+    metrics.ENV_STEPS_SAMPLED_LIFETIME: "env steps",
+    metrics.EPISODES_LIFETIME: "episodes",
+    metrics.EPOCH: "epochs",
+    metrics.EPISODE_RETURN_MEAN: "return",
+    metrics.EVALUATION_RETURN_MEAN: "eval return",
+    metrics.VALIDATION_ACCURACY: "val acc",
+    metrics.VALIDATION_LOSS: "val loss",
+}
+_IN_EVERY_LINE = {
+    metrics.TRAINING_ITERATION,
+    metrics.ENV_STEPS_SAMPLED_LIFETIME,
+    metrics.EPISODE_RETURN_MEAN,
+    metrics.ENV_STEPS_PER_SECOND,
+    metrics.TIME_TOTAL_S,
+}
+
+
+def label(key: str) -> str:
+    """A metric's short name for a column or a line: "return", "env steps"."""
+    if key in _LABELS:
+        return _LABELS[key]
+    short = [name for name, full in metrics.BY_NAME.items() if full == key]
+    return short[0] if short else key.rsplit("/", 1)[-1]
+
 
 class ProgressPrinter(Callback):
-    """One line per training iteration of each trial, in the field's words."""
+    """One line per training iteration of each trial, in the field's words: the counters,
+    the return, and the experiment's metric and stop values where they are something else
+    (a win rate, a team return) and the result has them."""
+
+    # Class defaults: a callback pickled with an older run (`--resume`) lacks them.
+    _stop: Mapping[str, float] = MappingProxyType({})
+    _metric = ""
+
+    def __init__(self, stop: Mapping[str, float] | None = None, metric: str = "") -> None:
+        self._stop = dict(stop or {})
+        self._metric = metric
 
     def on_trial_result(
         self,
@@ -40,6 +78,9 @@ class ProgressPrinter(Callback):
             f"  steps/s {_number(flat.get(metrics.ENV_STEPS_PER_SECOND), 0)}"
             f"  time {flat.get(metrics.TIME_TOTAL_S, 0.0):.1f} s"
         )
+        for key in dict.fromkeys([self._metric, *self._stop]):
+            if key in flat and key not in _IN_EVERY_LINE:
+                line += f"  {label(key)} {_number(flat[key], 2)}"
         print(line, file=terminal(), flush=True)
 
     def on_trial_error(
