@@ -127,6 +127,26 @@ def test_a_line_shows_the_metric_and_stop_values_that_are_not_the_return(
     ]
 
 
+def test_a_metric_that_is_also_a_stop_value_shows_once(tmp_path: Path, capsys) -> None:
+    stop = {metrics.WIN_RATE_VS_HEURISTIC: 0.9}
+    callback = progress_callback("lines", stop, metrics.WIN_RATE_VS_HEURISTIC)
+    feed(callback, StagedTrial(tmp_path, 0), rl_result(1, 2.0, 128, 0.0, **stop))
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.endswith("time 2.0 s  win_rate_vs_heuristic 0.90")
+
+
+def test_a_printer_pickled_before_it_had_a_metric_prints_the_plain_line(
+    tmp_path: Path, capsys
+) -> None:
+    """`--resume` unpickles the callback a run was started with, maybe by an older rlsuite."""
+    callback = ProgressPrinter.__new__(ProgressPrinter)  # what unpickling an empty state makes
+    rates = {metrics.WIN_RATE_VS_RANDOM: 0.9}
+    feed(callback, StagedTrial(tmp_path, 0), rl_result(1, 2.0, 128, 0.0, **rates))
+    assert capsys.readouterr().out.splitlines() == [
+        "[abcde_00000] iter    1  env steps 128  return 0.0  steps/s 64  time 2.0 s"
+    ]
+
+
 def test_modes() -> None:
     assert type(progress_callback("quiet", STOP, RETURN)) is Callback  # prints nothing
     assert type(progress_callback("lines", STOP, RETURN)) is ProgressPrinter

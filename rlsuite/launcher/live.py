@@ -70,8 +70,7 @@ class LiveProgress(ProgressPrinter):
     `--resume`, so the terminal is looked at when the run starts, not when this is built."""
 
     def __init__(self, stop: Mapping[str, float], metric: str, metric_mode: str = "max"):
-        self._stop = dict(stop)
-        self._metric = metric
+        super().__init__(stop, metric)
         self._metric_mode = metric_mode
         self._board: Board | None = None
         """The trials as the live view shows them; None in the line-per-result mode."""

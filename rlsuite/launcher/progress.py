@@ -49,7 +49,7 @@ def label(key: str) -> str:
 class ProgressPrinter(Callback):
     """One line per training iteration of each trial, in the field's words: the counters,
     the return, and the experiment's metric and stop values where they are something else
-    (a win rate, a team return) and the result has them."""
+    (self-play's win rates, an evaluation return) and the result has them."""
 
     # Class defaults: a callback pickled with an older run (`--resume`) lacks them.
     _stop: Mapping[str, float] = MappingProxyType({})

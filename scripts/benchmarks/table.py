@@ -44,9 +44,10 @@ class Row:
     """Why the row does not fit a 2-CPU machine; empty when it does."""
     check_stop: tuple[str, ...] = ()
     """The `--check` gate's short run (`--stop` values) for the fast rows; () for the rest."""
-    elsewhere: str = ""
-    """For a row not measured here: where runs by other commands (one seed, a shorter
-    budget) are written up. A pointer only: the table shows no figure it did not measure."""
+    written_up_in: str = ""
+    """For a row not measured here: where other runs of its experiment (one seed, a
+    shorter budget) are written up. A pointer only: the table shows no figure it did not
+    measure."""
 
     @property
     def cpu_ok(self) -> bool:
@@ -79,8 +80,8 @@ ROWS: tuple[Row, ...] = (
     # At ppo_shared_spread's 2M steps (issue 19's bar): the same task and budget, shared
     # against independent policies; the file's own 3M stop stays for users.
     Row("ippo_spread", minutes=30, stop=("env_steps=2000000",)),
-    Row("maddpg_spread", minutes=95, elsewhere=f"120k steps: {EXPERIMENTS}"),
-    Row("maddpg_tag", minutes=120, elsewhere=f"200k steps: {EXPERIMENTS}"),
+    Row("maddpg_spread", minutes=95, written_up_in=f"120k steps: {EXPERIMENTS}"),
+    Row("maddpg_tag", minutes=120, written_up_in=f"200k steps: {EXPERIMENTS}"),
     Row("mappo_spread", minutes=80, check_stop=("env_steps=64000",)),
     Row("masac_multiwalker", minutes=120, stop=("env_steps=200000",)),
     # 24 trials of 100k env steps at 2,917-4,390 env steps/s (ppo_cartpole's), and each start.
@@ -97,15 +98,15 @@ ROWS: tuple[Row, ...] = (
     Row("ppo_cartpole", minutes=1, check_stop=("env_steps=64000",)),
     Row("ppo_pistonball", minutes=120, stop=("env_steps=200000",)),
     Row("ppo_shared_spread", minutes=30),  # measured: 29-30 min a seed to 2M steps
-    Row("qmix_spread", minutes=95, elsewhere=f"50k and 100k steps: {QMIX}"),
+    Row("qmix_spread", minutes=95, written_up_in=f"50k steps: {QMIX}; 100k: {EXPERIMENTS}"),
     Row("resnet50_imagenet", minutes=6000, needs="needs 8 GPUs and ImageNet (class folders)"),
     Row("resnet_cifar10", minutes=6000, needs=f"{GPU} and {CIFAR}"),
     Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps)"),
     Row("sac_multiwalker", minutes=120, stop=("env_steps=200000",)),
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
     # measured: 28 min of training for one seed to 500k steps (295 env steps/s)
-    Row("selfplay_connect4", minutes=35, elsewhere=f"one seed at this stop: {SELF_PLAY}"),
-    Row("vdn_spread", minutes=95, elsewhere=f"50k and 100k steps: {QMIX}"),
+    Row("selfplay_connect4", minutes=35, written_up_in=f"one seed at this stop: {SELF_PLAY}"),
+    Row("vdn_spread", minutes=95, written_up_in=f"50k steps: {QMIX}; 100k: {EXPERIMENTS}"),
 )
 BY_NAME = {row.name: row for row in ROWS}
 

@@ -1,6 +1,7 @@
 """docs/benchmarks.md, written from the records and the rows: every experiment is a row, a
 measured one with its figures and the command that made them, any other with its command
-and "not measured here" (and why, where it needs more than a 2-CPU machine). No figure
+and "not measured here" (and why, where it needs more than a 2-CPU machine, and where other
+runs of it are written up). No figure
 appears that is not in the records.
 """
 
@@ -48,7 +49,8 @@ def _header(machines: list[str]) -> list[str]:
         "Every experiment in `experiments/` is a row. Every number here came from a run of "
         "the command beside it: `python scripts/benchmark.py` runs those commands and writes "
         'this page from `docs/benchmarks.json`. A row not run yet says "not measured here" '
-        "and, where it needs more than a 2-CPU machine, what it needs.",
+        "and, where it needs more than a 2-CPU machine, what it needs; where other runs of "
+        "its experiment (one seed, a shorter budget) are written up, it says where.",
         "Measure one row with `python scripts/benchmark.py --only NAME [--seeds N]`, every "
         "row that fits a 2-CPU machine with `python scripts/benchmark.py --budget-minutes M`; "
         "`--list` shows the rows, their stops and their recorded or estimated times. The results stay in "
@@ -98,8 +100,8 @@ def measured_line(name: str, m: Measurement, machines: list[str]) -> str:
 
 def unmeasured_line(row: Row) -> str:
     status = "not measured here" + (f": {row.needs}" if row.needs else "")
-    if row.elsewhere:
-        status += f"; other commands' runs ({row.elsewhere})"
+    if row.written_up_in:
+        status += f"; other runs, not in this table: {row.written_up_in}"
     blank = [""] * 6
     command = commands(row, DEFAULT_SEEDS).line
     return _cells(

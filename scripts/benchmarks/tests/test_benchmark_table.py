@@ -93,8 +93,8 @@ def test_unmeasured_rows_show_their_command_and_no_number() -> None:
         ("dqn_cartpole", "not measured here"),
         (
             "selfplay_connect4",
-            "not measured here; other commands' runs "
-            "(one seed at this stop: [multiagent.md](multiagent.md#self-play))",
+            "not measured here; other runs, not in this table: "
+            "one seed at this stop: [multiagent.md](multiagent.md#self-play)",
         ),
     ]:
         cells = table_line(page, name)
@@ -102,6 +102,12 @@ def test_unmeasured_rows_show_their_command_and_no_number() -> None:
         assert cells[2:4] == ["", ""] and cells[5:11] == [""] * 6
         assert cells[11] == f"`{commands(BY_NAME[name], 3).line}`"
     assert "Machines:" not in page
+
+
+def test_the_committed_page_is_what_its_records_and_rows_render() -> None:
+    """docs/benchmarks.md is written, never edited: a change to the rows shows in it."""
+    page = ROOT / "docs" / "benchmarks.md"
+    assert page.read_text() == render(Records.load(page.with_suffix(".json")))
 
 
 def test_a_run_of_one_row_keeps_the_other_records(
