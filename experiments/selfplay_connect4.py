@@ -17,7 +17,9 @@ greedy win rate against the heuristic 0.04, 0.20, 0.43, 0.61 and 0.63-0.71 after
 80k, 180k, 400k and 460k-500k env steps; against "careful" 0.54-0.64 and against random
 0.91-0.96 at the end; no snapshot joined (the training win rate, mostly against the
 heuristic, stayed under 0.8). `rlsuite.evaluate` on the last checkpoint, 200 fresh games:
-0.95 against random, 0.73 against the heuristic, 0.69 against "careful". Before the
+0.95 against random, 0.73 against the heuristic, 0.69 against "careful". Twice the budget
+did not help: the same seed to 1M steps (3,081 s) stood at 0.59-0.81 (median 0.73) from
+400k on and gave 0.73 in 200 fresh games at 1M (docs/multiagent.md). Before the
 heuristic joined the pool (uniform draws from random and snapshots): 0.15 after 80k.
 Sources: RLlib's self-play example (PPO, connect four, a win-rate threshold, a random
 first opponent); the heuristic bar is ours (PettingZoo's SB3 connect-four tutorial
