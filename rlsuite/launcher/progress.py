@@ -108,6 +108,9 @@ class TrialSummary:
     epochs: int | None = None
     validation_accuracy: float | None = None
     best_validation_accuracy: float | None = None
+    # An experiment whose metric is not the return (self-play's win rate): its best value.
+    metric: str | None = None
+    best_metric: float | None = None
 
     def line(self) -> str:
         checkpoint = self.checkpoint or "none"
@@ -118,9 +121,10 @@ class TrialSummary:
                 f" | wall {self.wall_time_s:.1f} s | checkpoint {checkpoint}"
             )
             return text + (f" | error: {self.error}" if self.error else "")
+        best = f" | best {label(self.metric)} {_number(self.best_metric, 2)}" if self.metric else ""
         text = (
             f"{self.trial} {self.status}: return {_number(self.episode_return_mean)}"
-            f" (best {_number(self.best_episode_return_mean)})"
+            f" (best {_number(self.best_episode_return_mean)}){best}"
             f" | env steps {_count(self.env_steps)} | iterations {self.iterations}"
             f" | wall {self.wall_time_s:.1f} s | checkpoint {checkpoint}"
         )
@@ -132,8 +136,8 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
     for index in range(len(results)):
         result = results[index]
         flat = flat_result(result.metrics or {})
-        best = best_value(result, metric)
         supervised = metrics.EPOCH in flat
+        other_metric = None if supervised or metric == metrics.EPISODE_RETURN_MEAN else metric
         summaries.append(
             TrialSummary(
                 trial=Path(result.path).name,
@@ -141,7 +145,9 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
                 iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
                 env_steps=finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
                 episode_return_mean=finite(flat.get(metrics.EPISODE_RETURN_MEAN)),
-                best_episode_return_mean=None if supervised else best,
+                best_episode_return_mean=None
+                if supervised
+                else best_value(result, metrics.EPISODE_RETURN_MEAN),
                 wall_time_s=float(flat.get(metrics.TIME_TOTAL_S, 0.0)),
                 checkpoint=result.checkpoint.path if result.checkpoint else None,
                 error=explain(str(result.error)) if result.error else None,
@@ -150,6 +156,8 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
                 best_validation_accuracy=best_value(result, metrics.VALIDATION_ACCURACY)
                 if supervised
                 else None,
+                metric=other_metric,
+                best_metric=best_value(result, other_metric) if other_metric else None,
             )
         )
     return summaries
