@@ -118,23 +118,27 @@ def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:
     metric = summary.get("metric", metrics.EPISODE_RETURN_MEAN)
     if not isinstance(metric, str):
         metric = metrics.EPISODE_RETURN_MEAN
-    sign = -1.0 if summary.get("mode") == "min" else 1.0
+    lowest = summary.get("mode") == "min"
     with_checkpoints = [t for t in trials if checkpoint_dirs(t)]
     if not with_checkpoints:
         raise UsageError(
             f"{experiment_dir}: no trial has checkpoints; train with --checkpoint-every N"
         )
-    return max(with_checkpoints, key=lambda t: sign * _best_value(t / "result.json", metric))
+    return max(with_checkpoints, key=lambda t: _score(t / "result.json", metric, lowest))
 
 
-def _best_value(result_file: Path, metric: str) -> float:
+def _score(result_file: Path, metric: str, lowest: bool) -> float:
+    """The trial's best value of `metric`, negated where the lowest is best, so that the
+    best trial scores highest; -inf without a readable value (last in line)."""
     try:
         results = read_results(result_file)
     except (OSError, UnicodeDecodeError):
         return -math.inf  # unreadable history: the trial can still be evaluated by name
     values = [lookup(r, metric) if isinstance(r, dict) else None for r in results]
     finite = [float(v) for v in values if isinstance(v, int | float) and math.isfinite(v)]
-    return max(finite, default=-math.inf)
+    if not finite:
+        return -math.inf
+    return -min(finite) if lowest else max(finite)
 
 
 def _named_trial(trials: list[Path], name: str) -> Path:

@@ -91,7 +91,7 @@ def run_prepared(prepared: Prepared) -> RunResult:
                 results = tuner.run(experiment, launch_)
             finally:
                 console.copy_ray_logs(launch_.logs_dir)
-    summaries = summarize(results, experiment.metric)
+    summaries = summarize(results, experiment.metric, experiment.mode)
     write_summary(
         launch_.experiment_dir / "summary.json",
         summaries,

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import pandas as pd
 from ray.tune import Callback, Result, ResultGrid
 from ray.tune.experiment import Trial
 
@@ -29,13 +30,14 @@ _LABELS = {
     metrics.VALIDATION_ACCURACY: "val acc",
     metrics.VALIDATION_LOSS: "val loss",
 }
-_IN_EVERY_LINE = {
-    metrics.TRAINING_ITERATION,
-    metrics.ENV_STEPS_SAMPLED_LIFETIME,
-    metrics.EPISODE_RETURN_MEAN,
-    metrics.ENV_STEPS_PER_SECOND,
-    metrics.TIME_TOTAL_S,
-}
+# The fields every per-iteration line shows, in order: (key, name on the line, format).
+_EVERY_LINE: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    (metrics.TRAINING_ITERATION, "iter", lambda value: f"{value or 0:>4}"),
+    (metrics.ENV_STEPS_SAMPLED_LIFETIME, "env steps", lambda value: _count(value)),
+    (metrics.EPISODE_RETURN_MEAN, "return", lambda value: _number(value)),
+    (metrics.ENV_STEPS_PER_SECOND, "steps/s", lambda value: _number(value, 0)),
+    (metrics.TIME_TOTAL_S, "time", lambda value: f"{value or 0.0:.1f} s"),
+)
 
 
 def label(key: str) -> str:
@@ -71,16 +73,12 @@ class ProgressPrinter(Callback):
         if metrics.EPOCH in flat:
             print(_supervised_line(trial.trial_id, flat), file=terminal(), flush=True)
             return
-        line = (
-            f"[{trial.trial_id}] iter {flat.get(metrics.TRAINING_ITERATION, 0):>4}"
-            f"  env steps {_count(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME))}"
-            f"  return {_number(flat.get(metrics.EPISODE_RETURN_MEAN))}"
-            f"  steps/s {_number(flat.get(metrics.ENV_STEPS_PER_SECOND), 0)}"
-            f"  time {flat.get(metrics.TIME_TOTAL_S, 0.0):.1f} s"
-        )
+        fields = [f"{name} {show(flat.get(key))}" for key, name, show in _EVERY_LINE]
+        shown = {key for key, _, _ in _EVERY_LINE}
         for key in dict.fromkeys([self._metric, *self._stop]):
-            if key in flat and key not in _IN_EVERY_LINE:
-                line += f"  {label(key)} {_number(flat[key], 2)}"
+            if key in flat and key not in shown:
+                fields.append(f"{label(key)} {_number(flat[key], 2)}")
+        line = f"[{trial.trial_id}] " + "  ".join(fields)
         print(line, file=terminal(), flush=True)
 
     def on_trial_error(
@@ -131,13 +129,16 @@ class TrialSummary:
         return text + (f" | error: {self.error}" if self.error else "")
 
 
-def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
+def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[TrialSummary]:
+    """One summary per trial; `metric` and `mode` are the experiment's (its best is the
+    lowest value where `mode` is "min")."""
     summaries = []
     for index in range(len(results)):
         result = results[index]
         flat = flat_result(result.metrics or {})
         supervised = metrics.EPOCH in flat
         other_metric = None if supervised or metric == metrics.EPISODE_RETURN_MEAN else metric
+        history = result.metrics_dataframe
         summaries.append(
             TrialSummary(
                 trial=Path(result.path).name,
@@ -147,17 +148,17 @@ def summarize(results: ResultGrid, metric: str) -> list[TrialSummary]:
                 episode_return_mean=finite(flat.get(metrics.EPISODE_RETURN_MEAN)),
                 best_episode_return_mean=None
                 if supervised
-                else best_value(result, metrics.EPISODE_RETURN_MEAN),
+                else best_of(history, metrics.EPISODE_RETURN_MEAN),
                 wall_time_s=float(flat.get(metrics.TIME_TOTAL_S, 0.0)),
                 checkpoint=result.checkpoint.path if result.checkpoint else None,
                 error=explain(str(result.error)) if result.error else None,
                 epochs=int(flat[metrics.EPOCH]) if supervised else None,
                 validation_accuracy=finite(flat.get(metrics.VALIDATION_ACCURACY)),
-                best_validation_accuracy=best_value(result, metrics.VALIDATION_ACCURACY)
+                best_validation_accuracy=best_of(history, metrics.VALIDATION_ACCURACY)
                 if supervised
                 else None,
                 metric=other_metric,
-                best_metric=best_value(result, other_metric) if other_metric else None,
+                best_metric=best_of(history, other_metric, mode) if other_metric else None,
             )
         )
     return summaries
@@ -177,12 +178,17 @@ def was_interrupted(results: ResultGrid) -> bool:
     return any(_status(results[index]) == "INTERRUPTED" for index in range(len(results)))
 
 
-def best_value(result: Result, metric: str) -> float | None:
-    """Highest value of `metric` over the trial's whole history."""
-    frame = result.metrics_dataframe
-    if frame is None or metric not in frame or not frame[metric].notna().any():
+def best_value(result: Result, metric: str, mode: str = "max") -> float | None:
+    """Best value of `metric` over the trial's whole history (the lowest for mode "min")."""
+    return best_of(result.metrics_dataframe, metric, mode)
+
+
+def best_of(history: pd.DataFrame | None, metric: str, mode: str = "max") -> float | None:
+    """Best value of `metric` in a trial's results (one row per result); None without one."""
+    if history is None or metric not in history or not history[metric].notna().any():
         return None
-    return float(frame[metric].max())
+    column = history[metric]
+    return float(column.min() if mode == "min" else column.max())
 
 
 def write_summary(path: Path, summaries: list[TrialSummary], **extra: Any) -> None:
