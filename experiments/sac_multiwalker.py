@@ -5,7 +5,9 @@ Expected: a team return above 0 (walkers keep the package up and move forward; a
 package costs -100 per walker) within about 2M env steps. Gupta et al. (2017), the
 benchmark's origin, report independent learners reaching positive returns; PettingZoo's
 reward scaling differs from theirs, so treat the number as a bar, not a published score.
-Not yet verified with this config (no full run made).
+Not yet verified with this config (no full run made): on 2 CPUs it trains at 1.7-1.9 env
+steps/s once learning starts, one update of all three walkers per env step, about 30 hours
+for 200k steps (docs/multiagent.md, "On two CPUs"), so the run needs a GPU machine.
 """
 
 from ray.rllib.algorithms.sac import SACConfig

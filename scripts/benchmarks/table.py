@@ -25,6 +25,11 @@ BERT = "bert-base-uncased weights (models/bert-base-uncased) and the GLUE data"
 EXPERIMENTS = "[experiments.md](experiments.md)"
 QMIX = "[multiagent.md](multiagent.md#qmix-and-vdn)"
 SELF_PLAY = "[multiagent.md](multiagent.md#self-play)"
+ON_TWO_CPUS = "[multiagent.md](multiagent.md#on-two-cpus)"
+MEASURED_ON_TWO_CPUS = "env steps/s measured on 2 CPUs once learning starts"
+SAC_MULTIWALKER = f"{GPU} (1.7-1.9 {MEASURED_ON_TWO_CPUS}: {ON_TWO_CPUS})"
+MASAC_MULTIWALKER = f"{GPU} (4-5 {MEASURED_ON_TWO_CPUS}: {ON_TWO_CPUS})"
+PISTONBALL = f"{GPU} (3 env steps/s measured on 2 CPUs: {ON_TWO_CPUS})"
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,10 @@ ROWS: tuple[Row, ...] = (
     Row("maddpg_spread", minutes=95, written_up_in=f"120k steps: {EXPERIMENTS}"),
     Row("maddpg_tag", minutes=120, written_up_in=f"200k steps: {EXPERIMENTS}"),
     Row("mappo_spread", minutes=80, check_stop=("env_steps=64000",)),
-    Row("masac_multiwalker", minutes=120, stop=("env_steps=200000",)),
+    # Minutes from the throughput measured on 2 CPUs (docs/multiagent.md#on-two-cpus): one
+    # SAC update of all three walkers per env step (CleanRL's replay ratio) runs at 4-5 env
+    # steps/s (MASAC) and 1.7-1.9 (independent SAC); pistonball's CNN PPO at 3.
+    Row("masac_multiwalker", minutes=750, stop=("env_steps=200000",), needs=MASAC_MULTIWALKER),
     # 24 trials of 100k env steps at 2,917-4,390 env steps/s (ppo_cartpole's), and each start.
     Row("optuna_ppo_cartpole", minutes=20),
     Row("pb2_ppo_cartpole", minutes=15),
@@ -96,13 +104,13 @@ ROWS: tuple[Row, ...] = (
     # 10M steps at ppo_atari's measured 127 env steps/s: 22 hours a seed.
     Row("ppo_atari", minutes=1300, needs=f"{GPU} (10M Atari steps)"),
     Row("ppo_cartpole", minutes=1, check_stop=("env_steps=64000",)),
-    Row("ppo_pistonball", minutes=120, stop=("env_steps=200000",)),
+    Row("ppo_pistonball", minutes=1100, stop=("env_steps=200000",), needs=PISTONBALL),
     Row("ppo_shared_spread", minutes=30),  # measured: 29-30 min a seed to 2M steps
     Row("qmix_spread", minutes=95, written_up_in=f"50k steps: {QMIX}; 100k: {EXPERIMENTS}"),
     Row("resnet50_imagenet", minutes=6000, needs="needs 8 GPUs and ImageNet (class folders)"),
     Row("resnet_cifar10", minutes=6000, needs=f"{GPU} and {CIFAR}"),
     Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps)"),
-    Row("sac_multiwalker", minutes=120, stop=("env_steps=200000",)),
+    Row("sac_multiwalker", minutes=1850, stop=("env_steps=200000",), needs=SAC_MULTIWALKER),
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
     # measured: 28 min of training for one seed to 500k steps (295 env steps/s)
     Row("selfplay_connect4", minutes=35, written_up_in=f"one seed at this stop: {SELF_PLAY}"),
