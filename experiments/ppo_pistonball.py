@@ -13,9 +13,9 @@ Expected: the team return climbs from about -90 towards the wall-reaching range 
 1,000) within 2M env steps. Sources: the settings are those of PettingZoo's Stable-Baselines3
 pistonball tutorial (`tutorials/SB3/pistonball/sb3_pistonball_vector.py`: 3 stacked 84x84
 grey frames, one shared CNN policy, tuned PPO values below), whose note says training needs
-"the order of 2 million" steps. Not yet verified with this config (no full run made): on 2 CPUs it trains at 3 env steps/s
-(60 piston steps/s), about 18 hours for 200k steps (docs/multiagent.md, "On two CPUs"),
-so the run needs a GPU machine.
+"the order of 2 million" steps. Not yet verified with this config (no full run made): on 2
+CPUs it trains at 3 env steps/s (60 piston steps/s), about 18 hours for 200k steps
+(docs/multiagent.md, "On two CPUs"), so the run needs a GPU machine.
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig

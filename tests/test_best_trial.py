@@ -34,18 +34,23 @@ def test_the_best_trial_follows_the_mode(tmp_path: Path, mode: str, expected: st
     trials = [
         write_trial(experiment, "low", [3.0, 0.5, 2.0]),  # the lowest value of all: 0.5
         write_trial(experiment, "high", [4.0, 5.0]),  # the highest: 5.0
-        write_trial(experiment, "middle", [1.0, 4.5]),
+        # The lowest maximum: picked by a "min" that compared each trial's highest value.
+        write_trial(experiment, "middle", [1.0, 2.5]),
         write_trial(experiment, "no_value", [None, None]),
     ]
     (experiment / "summary.json").write_text(json.dumps({"metric": METRIC, "mode": mode}))
     assert best_trial(experiment, trials).name == expected
 
 
-def test_a_trial_without_the_metric_is_never_best_in_either_mode(tmp_path: Path) -> None:
+def test_a_trial_without_a_finite_value_is_never_best(tmp_path: Path) -> None:
     experiment = tmp_path / "experiment"
-    trials = [write_trial(experiment, "no_value", [None]), write_trial(experiment, "one", [9.0])]
-    for mode in ("min", "max"):
-        (experiment / "summary.json").write_text(json.dumps({"metric": METRIC, "mode": mode}))
+    trials = [
+        write_trial(experiment, "no_value", [None]),
+        write_trial(experiment, "nan", [math.nan, math.inf]),
+        write_trial(experiment, "one", [9.0]),
+    ]
+    for summary in ({"mode": "min"}, {"mode": "max"}, {}):  # {}: a run that wrote no mode
+        (experiment / "summary.json").write_text(json.dumps({"metric": METRIC, **summary}))
         assert best_trial(experiment, trials).name == "one"
 
 

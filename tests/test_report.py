@@ -17,7 +17,7 @@ import pytest
 
 from rlsuite import metrics
 from rlsuite.report import main as report_main
-from rlsuite.reporting import runs, stats
+from rlsuite.reporting import markdown, runs, stats
 from tests.helpers import ROOT
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -115,6 +115,19 @@ def test_final_score_over_the_last_env_steps_evens_out_iteration_sizes() -> None
     huge = runs.FinalWindow(env_steps=10)  # narrower than one iteration: the last one
     assert large.final_score(metric, huge) == -60.0
     assert "last 5,000 env steps" in last_5k.describe()
+
+
+@pytest.mark.parametrize(("mode", "best"), [("min", "2.0"), ("max", "9.0")])
+def test_a_trials_best_follows_the_mode(tmp_path: Path, mode: str, best: str) -> None:
+    """The report's per-trial "best": the lowest value where lower is better."""
+    values = [5.0, 2.0, 9.0, 4.0]
+    results = [
+        {metrics.ENV_STEPS_SAMPLED_LIFETIME: 100 * i, "loss": v} for i, v in enumerate(values)
+    ]
+    config = runs.Config("c", tmp_path, "loss", [runs.Trial("t", {}, results)], mode=mode)
+    page, _ = markdown.write([config], tmp_path / "report")
+    (row,) = [line for line in page.read_text().splitlines() if line.startswith("| t |")]
+    assert row.split(" | ")[3] == best  # trial, seed, final, best
 
 
 def test_final_env_steps_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:

@@ -9,15 +9,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from ray.tune import Callback, Result, ResultGrid
 from ray.tune.experiment import Trial
 
 from rlsuite import metrics
 from rlsuite.launcher.console import terminal
 from rlsuite.launcher.failures import explain
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _LABELS = {
     metrics.TRAINING_ITERATION: "iter",
@@ -32,11 +34,11 @@ _LABELS = {
 }
 # The fields every per-iteration line shows, in order: (key, name on the line, format).
 _EVERY_LINE: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
-    (metrics.TRAINING_ITERATION, "iter", lambda value: f"{value or 0:>4}"),
+    (metrics.TRAINING_ITERATION, "iter", lambda value: f"{0 if value is None else value:>4}"),
     (metrics.ENV_STEPS_SAMPLED_LIFETIME, "env steps", lambda value: _count(value)),
     (metrics.EPISODE_RETURN_MEAN, "return", lambda value: _number(value)),
     (metrics.ENV_STEPS_PER_SECOND, "steps/s", lambda value: _number(value, 0)),
-    (metrics.TIME_TOTAL_S, "time", lambda value: f"{value or 0.0:.1f} s"),
+    (metrics.TIME_TOTAL_S, "time", lambda value: f"{0.0 if value is None else value:.1f} s"),
 )
 
 

@@ -70,12 +70,10 @@ def _trial_table(config: Config, window: FinalWindow) -> list[str]:
         "| trial | seed | final | best | env steps | env steps/s | wall time (s) |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
+    best_of = np.nanmin if config.mode == "min" else np.nanmax
     for trial in config.trials:
-        best = (
-            np.nanmax(trial.series(config.metric))
-            if np.isfinite(trial.series(config.metric)).any()
-            else np.nan
-        )
+        series = trial.series(config.metric)
+        best = best_of(series) if np.isfinite(series).any() else np.nan
         lines.append(
             f"| {trial.name} | {trial.seed if trial.seed is not None else '-'} | {trial.final_score(config.metric, window):.1f} | {best:.1f} "
             f"| {_last(trial, metrics.ENV_STEPS_SAMPLED_LIFETIME):,.0f} | {_throughput([trial]):,.0f} | {_last(trial, metrics.TIME_TOTAL_S):.1f} |"

@@ -1,8 +1,8 @@
 """The benchmark table's rows: one per file in experiments/, what each measures, whether it
 fits a 2-CPU machine, and the `python -m rlsuite.run` commands that measure it.
 
-A row measures its experiment at the file's own stop unless `stop` replaces it (a budget
-stated here, for experiments whose own stop takes days on 2 CPUs). The estimated minutes
+A row measures its experiment at the file's own stop unless `stop` replaces it (a shorter
+budget stated here, where the file's own stop would take far longer than the table's runs). The estimated minutes
 per seed only gate `--budget-minutes`: they are guesses from the throughput figures in
 docs/ (marked "estimate"), not measurements, and never appear in the table. Nothing here
 imports Ray: `--list` and every refusal answer at once.
