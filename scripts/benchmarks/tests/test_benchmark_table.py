@@ -92,9 +92,9 @@ def test_unmeasured_rows_show_their_command_and_no_number() -> None:
         ("ppo_atari", "not measured here: needs a GPU machine (10M Atari steps)"),
         ("dqn_cartpole", "not measured here"),
         (
-            "selfplay_connect4",
+            "qmix_spread",
             "not measured here; other runs, not in this table: "
-            "one seed at this stop: [multiagent.md](multiagent.md#self-play)",
+            "50k steps: [multiagent.md](multiagent.md#qmix-and-vdn); 100k: [experiments.md](experiments.md)",
         ),
     ]:
         cells = table_line(page, name)
