@@ -24,7 +24,8 @@ from rich.console import Console
 
 from rlsuite import metrics
 from rlsuite.launcher.live import LiveProgress, progress_callback, stop_live_views
-from rlsuite.launcher.progress import ProgressPrinter, nearest_stop, stop_progress
+from rlsuite.launcher.progress import ProgressPrinter
+from rlsuite.launcher.stop_progress import nearest_stop, stop_progress
 
 STOP = {metrics.TRAINING_ITERATION: 4.0}
 RETURN = metrics.EPISODE_RETURN_MEAN

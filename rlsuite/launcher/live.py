@@ -33,7 +33,8 @@ from rich.text import Text
 
 from rlsuite.launcher.console import terminal
 from rlsuite.launcher.live_board import Board, value
-from rlsuite.launcher.progress import ProgressPrinter, error_line, flat_result, stop_progress
+from rlsuite.launcher.progress import ProgressPrinter, error_line, flat_result
+from rlsuite.launcher.stop_progress import stop_progress
 
 REFRESH_PER_SECOND = 4  # redraws that move the elapsed time and ETA; each renders the view
 PBT_LOG = "pbt_global.txt"  # Tune PBT's exploit log in the experiment folder

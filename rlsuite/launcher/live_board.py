@@ -21,7 +21,8 @@ from rich.table import Table
 from rich.text import Text
 
 from rlsuite import metrics
-from rlsuite.launcher.progress import StopProgress, finite, label, nearest_stop, stop_progress
+from rlsuite.launcher.progress import finite, label
+from rlsuite.launcher.stop_progress import StopProgress, nearest_stop, stop_progress
 
 _STATUS = {
     Trial.PENDING: ("pending", "dim"),
