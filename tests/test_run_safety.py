@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +22,8 @@ import pytest
 from tests.helpers import ROOT, run_cli, run_main
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+RUN = "cartpole"  # conftest's cartpole_run
+SAME_RUN = ("--smoke", "--name", RUN, "--seed", "0")  # the flags it was made with
 # Iterations of at least this long, so that a signal lands between two known iterations.
 SLOW_ITERATIONS = ("--smoke", "--set", "reporting.min_time_s_per_iteration=1.0")
 ITERATION_LINE = re.compile(r"\] iter\s+(\d+)")
@@ -34,11 +37,12 @@ def _digest(directory: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture(scope="module")
-def finished_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    storage = tmp_path_factory.mktemp("finished") / "results"
-    run = run_cli(CARTPOLE, "--smoke", storage=storage)
-    assert run.returncode == 0, run.stderr
+@pytest.fixture
+def finished_run(cartpole_run: Path, tmp_path: Path) -> Path:
+    """A results folder holding a copy of conftest's smoke CartPole run (`--name cartpole
+    --seed 0`, shared by the session and read only): these tests change what they get."""
+    storage = tmp_path / "finished"
+    shutil.copytree(cartpole_run, storage / RUN)
     return storage
 
 
@@ -46,7 +50,7 @@ def test_second_run_is_refused_and_the_first_is_untouched(
     finished_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = _digest(finished_run)
-    code = run_main(CARTPOLE, "--smoke", storage=finished_run)
+    code = run_main(CARTPOLE, *SAME_RUN, storage=finished_run)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, lines
     assert "already holds a run" in lines[0] and "--resume" in lines[0]
@@ -56,14 +60,10 @@ def test_second_run_is_refused_and_the_first_is_untouched(
 
 @pytest.mark.parametrize("damaged", ["tuner.pkl", "experiment_state"])
 def test_damaged_tune_state_is_named_on_resume(
-    finished_run: Path,
-    tmp_path: Path,
-    capsys: pytest.CaptureFixture[str],
-    damaged: str,
+    finished_run: Path, capsys: pytest.CaptureFixture[str], damaged: str
 ) -> None:
-    storage = tmp_path / "results"
-    subprocess.run(["cp", "-r", str(finished_run), str(storage)], check=True)
-    run_dir = storage / "ppo_cartpole"
+    storage = finished_run
+    run_dir = storage / RUN
     target = (
         run_dir / "tuner.pkl"
         if damaged == "tuner.pkl"
@@ -71,23 +71,22 @@ def test_damaged_tune_state_is_named_on_resume(
     )
     target.write_bytes(target.read_bytes()[: len(target.read_bytes()) // 2])
     before = _digest(storage)
-    code = run_main(CARTPOLE, "--smoke", "--resume", storage=storage)
+    code = run_main(CARTPOLE, *SAME_RUN, "--resume", storage=storage)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, lines
     assert target.name in lines[0] and "damaged" in lines[0] and "--overwrite" in lines[0]
     assert _digest(storage) == before
 
 
-def test_overwrite_moves_the_old_run_aside(finished_run: Path, tmp_path: Path) -> None:
-    storage = tmp_path / "results"
-    subprocess.run(["cp", "-r", str(finished_run), str(storage)], check=True)
-    before = _digest(storage / "ppo_cartpole")
-    run = run_cli(CARTPOLE, "--smoke", "--overwrite", storage=storage)
+def test_overwrite_moves_the_old_run_aside(finished_run: Path) -> None:
+    storage = finished_run
+    before = _digest(storage / RUN)
+    run = run_cli(CARTPOLE, *SAME_RUN, "--overwrite", storage=storage)
     assert run.returncode == 0, run.stderr
-    aside = list(storage.glob("ppo_cartpole.replaced-*"))
+    aside = list(storage.glob(f"{RUN}.replaced-*"))
     assert len(aside) == 1
     assert _digest(aside[0]) == before
-    assert (storage / "ppo_cartpole" / "summary.json").exists()
+    assert (storage / RUN / "summary.json").exists()
 
 
 def _start(storage: Path, *flags: str) -> subprocess.Popen[str]:
