@@ -18,9 +18,9 @@ MINIBATCH = 64
 IMPALA_FRAGMENT = 32
 OFF_POLICY_BATCH = 32
 # Off-policy env steps sampled per training step. RLlib's "auto" fragment for SAC and DQN
-# is 1 step, each followed by an update (MADDPG's files: 10 updates): a smoke iteration of
-# 128 steps was 128 updates, 8 s of masac_multiwalker on 2 vCPUs. With 16 steps and RLlib's
-# own ratio (one update per fragment) an iteration still updates, 8 times.
+# is 1 env step, each followed by an update: a smoke iteration of 128 steps was 128
+# updates, 8 s of masac_multiwalker on 2 vCPUs. With 16 steps and RLlib's own ratio (one
+# update per fragment; the files' `training_intensity` unset) an iteration updates 8 times.
 OFF_POLICY_FRAGMENT = 16
 REPLAY_CAPACITY = 1_000
 # Short episodes, so that two tiny iterations finish some and report a return.
