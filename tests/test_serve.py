@@ -91,9 +91,9 @@ def test_onnx_backend_acts_like_the_module(cartpole: Path, tmp_path: Path) -> No
         assert post(port, {"observations": obs[:2].tolist()}) == (200, {"actions": expected[:2]})
 
 
-@pytest.mark.slow  # trains its own multi-agent checkpoint and starts a server: minutes
-def test_multi_agent_actions(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
-    spread = train(tmp_path_factory.mktemp("results"), "ppo_shared_spread")
+@pytest.mark.slow  # one more server start (31 s alone): CI serves the single-agent ones above
+def test_multi_agent_actions(spread_run: Path, tmp_path: Path) -> None:
+    spread = spread_run  # conftest's smoke ppo_shared_spread run, read only
     checkpoint = locate(spread).checkpoint
     (policy_id,) = module_ids(checkpoint)  # one policy shared by every agent
     module = load_module(checkpoint, policy_id)
