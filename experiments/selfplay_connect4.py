@@ -26,6 +26,9 @@ heuristic, stayed under 0.8). `rlsuite.evaluate` on the last checkpoint, 200 fre
 did not help: the same seed to 1M steps (3,081 s) stood at 0.59-0.81 (median 0.73) from
 400k on and gave 0.73 in 200 fresh games at 1M (docs/multiagent.md). Before the
 heuristic joined the pool (uniform draws from random and snapshots): 0.15 after 80k.
+What loses the games at 500k (`rlsuite.evaluate --episodes 400`, seeds 0-2; docs/multiagent.md):
+missed blocks of a single threat, 47-57 of the 82-98 games lost, and wins on the board passed
+over (130-200 of 422-506 positions); from either seat it stays under 0.9.
 Sources: RLlib's self-play example (PPO, connect four, a win-rate threshold, a random
 first opponent); the heuristic bar is ours (PettingZoo's SB3 connect-four tutorial
 measures against random moves only).

@@ -11,7 +11,7 @@ import torch
 from ray.rllib.core.columns import Columns
 
 from rlsuite import envs
-from rlsuite.multiagent.matches import MatchResults, play_games, scripted_player
+from rlsuite.multiagent.matches import MatchResults, Tactics, play_games, scripted_player
 from rlsuite.multiagent.opponents import (
     SCRIPTED_MODULES,
     CarefulRLModule,
@@ -22,6 +22,7 @@ from rlsuite.multiagent.opponents import (
     completes_four,
     heuristic_move,
     landing_row,
+    one_move_answers,
     random_move,
 )
 
@@ -140,10 +141,68 @@ def test_random_against_random_is_even_and_seats_alternate() -> None:
     assert 0.35 < games.win_rate < 0.65, games  # both seats, so neither side's first-move edge
 
 
-def test_match_results_count_outcomes() -> None:
-    results = MatchResults().add(1.0).add(-1.0).add(0.0).add(1.0)
+def test_match_results_count_outcomes_seats_and_tactics() -> None:
+    took_a_win = Tactics().add(([3], []), 3)
+    results = (
+        MatchResults()
+        .add(1.0, moved_first=True, tactics=took_a_win)
+        .add(-1.0, moved_first=True)
+        .add(0.0)
+        .add(1.0, tactics=took_a_win)
+    )
     assert (results.wins, results.draws, results.losses, results.games) == (2, 1, 1, 4)
     assert results.win_rate == 0.5
+    assert (results.first_games, results.first_win_rate, results.second_win_rate) == (2, 0.5, 0.5)
+    assert results.tactics == Tactics(wins_open=2, wins_taken=2)
+
+
+def test_one_move_answers_name_the_wins_and_the_threats() -> None:
+    assert one_move_answers(position("XXX.OO.")) == ([3], [])
+    assert one_move_answers(position("OOO.X.X")) == ([], [3])
+    # X wins in column 0, O would in column 5 (the bottom row's "OO.O").
+    assert one_move_answers(position("X......", "X...O..", "X..OO.O")) == ([0], [5])
+    assert one_move_answers(position(".......")) == ([], [])
+
+
+def test_the_seat_moving_first_is_the_first_games() -> None:
+    """Whoever drops four pieces into one column first wins: the player that fills column 0
+    wins every game it moves first in against one that fills column 6, and loses the rest."""
+
+    def column(index: int) -> Opponent:
+        return lambda observation, rng: index
+
+    make = functools.partial(envs.make, GAME)
+    games = play_games(make, scripted_player(column(0)), scripted_player(column(6)), 6)
+    assert (games.first_games, games.first_win_rate, games.second_win_rate) == (3, 1.0, 0.0)
+
+
+def test_tactics_count_wins_and_single_blocks_only() -> None:
+    tactics = (
+        Tactics()
+        .add(([3], [5]), 5)  # blocked, but a win was on the board: a missed win
+        .add(([], [2]), 2)  # a single threat blocked
+        .add(([], [2]), 4)  # missed
+        .add(([], [1, 6]), 1)  # two threats: no block saves it, not counted
+        .add(([], []), 0)
+    )
+    assert tactics == Tactics(wins_open=1, wins_taken=0, blocks_open=2, blocks_made=1)
+
+
+def test_games_count_the_heuristics_answers_and_not_randoms() -> None:
+    """Real games with `one_move_answers`: the one-move lookahead takes every win and blocks
+    every single threat it meets; a random player misses most of them."""
+    make = functools.partial(envs.make, GAME)
+    heuristic = play_games(
+        make, scripted_player(heuristic_move), scripted_player(random_move), 40, 0, one_move_answers
+    )
+    tactics = heuristic.tactics
+    assert heuristic.first_games == 20
+    assert tactics.wins_open > 0 and tactics.wins_taken == tactics.wins_open, tactics
+    assert tactics.blocks_open > 0 and tactics.blocks_made == tactics.blocks_open, tactics
+    chance = play_games(
+        make, scripted_player(random_move), scripted_player(heuristic_move), 40, 0, one_move_answers
+    ).tactics
+    assert chance.wins_taken < chance.wins_open and chance.blocks_made < chance.blocks_open, chance
 
 
 def test_scripted_modules_by_name() -> None:

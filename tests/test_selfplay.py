@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -230,8 +231,14 @@ def test_checkpoint_holds_the_pool_and_evaluates(
     lines = done.stdout.splitlines()
     assert any(line.startswith("main_v1 ") for line in lines)  # the pool's snapshot played
     for opponent in ("random", "heuristic", "careful"):
-        (line,) = [line for line in lines if line.startswith(f"main vs {opponent}: win rate")]
-        assert "(4 games:" in line
+        (index,) = [i for i, x in enumerate(lines) if x.startswith(f"main vs {opponent}: win rate")]
+        assert "(4 games:" in lines[index]
+        seats = r"  moving first [01]\.\d\d, second [01]\.\d\d; "
+        tactics = r"took (\d+) of (\d+) wins on the board, blocked (\d+) of (\d+) single threats"
+        found = re.fullmatch(seats + tactics, lines[index + 1])
+        assert found, lines[index + 1]
+        taken, open_wins, blocked, threats = map(int, found.groups())
+        assert taken <= open_wins and blocked <= threats
     assert video.stat().st_size > 0
 
 

@@ -26,8 +26,8 @@ from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.evaluation.options import EvaluateOptions
 from rlsuite.evaluation.policy import SingleAgentPolicy, module_ids
 from rlsuite.evaluation.video import Mp4Writer
-from rlsuite.multiagent.matches import module_player, play_games, scripted_player
-from rlsuite.multiagent.opponents import OPPONENTS
+from rlsuite.multiagent.matches import MatchResults, module_player, play_games, scripted_player
+from rlsuite.multiagent.opponents import OPPONENTS, one_move_answers
 from rlsuite.multiagent.selfplay import OpponentPool
 from rlsuite.outputs import check_output_dir, check_output_file
 from rlsuite.rl import export
@@ -195,10 +195,23 @@ def _win_rates(evaluation: Evaluation, options: EvaluateOptions) -> None:
             scripted_player(move),
             options.episodes,
             options.seed,
+            answers=one_move_answers,
         )
         print(
             f"{mapping.learner} vs {name}: win rate {games.win_rate:.2f} ({games.games} games: {games.wins} won, {games.draws} drawn, {games.losses} lost)"
         )
+        print(_seats_and_tactics(games))
+
+
+def _seats_and_tactics(games: MatchResults) -> str:
+    """Where the games were won and lost: by seat, and in the positions with a one-move
+    answer (a learner that misses its own wins or single blocks loses to the heuristic)."""
+    tactics = games.tactics
+    return (
+        f"  moving first {games.first_win_rate:.2f}, second {games.second_win_rate:.2f}; "
+        f"took {tactics.wins_taken} of {tactics.wins_open} wins on the board, "
+        f"blocked {tactics.blocks_made} of {tactics.blocks_open} single threats"
+    )
 
 
 def _export(policy: ConnectedPolicy, fmt: export.Format, directory: Path, seed: int) -> None:

@@ -9,7 +9,7 @@ against fixed opponents with these games, and so does `rlsuite.evaluate`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -22,13 +22,49 @@ from rlsuite.multiagent.opponents import Observation, Opponent
 Player = Callable[[list[Observation], np.random.Generator], list[int]]
 
 
+Answers = Callable[[Observation], tuple[list[int], list[int]]]
+
+
+@dataclass(frozen=True)
+class Tactics:
+    """The learner's moves in positions with a one-move answer (`Answers`: the columns that
+    win at once, and those that block the opponent's win): wins on the board and whether it
+    took one, single threats (no win of its own, one opponent win) and whether it blocked."""
+
+    wins_open: int = 0
+    wins_taken: int = 0
+    blocks_open: int = 0
+    blocks_made: int = 0
+
+    def add(self, answers: tuple[list[int], list[int]], move: int) -> Tactics:
+        wins, threats = answers
+        if wins:
+            return replace(
+                self, wins_open=self.wins_open + 1, wins_taken=self.wins_taken + (move in wins)
+            )
+        if len(threats) == 1:  # two or more cannot all be blocked
+            return replace(
+                self,
+                blocks_open=self.blocks_open + 1,
+                blocks_made=self.blocks_made + (move in threats),
+            )
+        return self
+
+    def __add__(self, other: Tactics) -> Tactics:
+        return Tactics(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
+
+
 @dataclass(frozen=True)
 class MatchResults:
-    """Outcomes of a series of games, from the first player's side."""
+    """Outcomes of a series of games from the learner's side, the games it moved first in,
+    and its `Tactics` where `play_games` was given the game's `Answers`."""
 
     wins: int = 0
     draws: int = 0
     losses: int = 0
+    first_games: int = 0
+    first_wins: int = 0
+    tactics: Tactics = Tactics()
 
     @property
     def games(self) -> int:
@@ -38,11 +74,26 @@ class MatchResults:
     def win_rate(self) -> float:
         return self.wins / self.games if self.games else 0.0
 
-    def add(self, learner_return: float) -> MatchResults:
+    @property
+    def first_win_rate(self) -> float:
+        return self.first_wins / self.first_games if self.first_games else 0.0
+
+    @property
+    def second_win_rate(self) -> float:
+        second = self.games - self.first_games
+        return (self.wins - self.first_wins) / second if second else 0.0
+
+    def add(
+        self, learner_return: float, moved_first: bool = False, tactics: Tactics = Tactics()
+    ) -> MatchResults:
+        won = learner_return > 0
         return MatchResults(
-            self.wins + (learner_return > 0),
+            self.wins + won,
             self.draws + (learner_return == 0),
             self.losses + (learner_return < 0),
+            self.first_games + moved_first,
+            self.first_wins + (moved_first and won),
+            self.tactics + tactics,
         )
 
 
@@ -78,13 +129,19 @@ def scripted_player(move: Opponent) -> Player:
 
 
 def play_games(
-    make_env: Callable[[], Any], player: Player, opponent: Player, games: int, seed: int = 0
+    make_env: Callable[[], Any],
+    player: Player,
+    opponent: Player,
+    games: int,
+    seed: int = 0,
+    answers: Answers | None = None,
 ) -> MatchResults:
     """`games` games of `player` against `opponent` on turn-based MultiAgentEnvs from
     `make_env`, all at once (each player acts for all games waiting on it in one call); the
-    player moves first in the even games and second in the odd ones."""
+    player moves first in the even games and second in the odd ones. With `answers`, the
+    player's moves where a one-move win or block was on the board are counted too."""
     rng = np.random.default_rng(seed)
-    tables = [_Game(make_env(), game, seed + game) for game in range(games)]
+    tables = [_Game(make_env(), game, seed + game, answers) for game in range(games)]
     while any(not table.over for table in tables):
         for side, acting in ((True, player), (False, opponent)):
             waiting = [t for t in tables if not t.over and t.learner_to_move() is side]
@@ -95,19 +152,22 @@ def play_games(
     results = MatchResults()
     for table in tables:
         table.env.close()
-        results = results.add(table.learner_return)
+        results = results.add(table.learner_return, table.learner_first, table.tactics)
     return results
 
 
 class _Game:
     """One game in progress; the learner sits in seat `index % 2`."""
 
-    def __init__(self, env: Any, index: int, seed: int) -> None:
+    def __init__(self, env: Any, index: int, seed: int, answers: Answers | None = None) -> None:
         self.env = env
+        self.learner_first = index % 2 == 0
         self.learner = list(env.possible_agents)[index % 2]
         self.observations, _ = env.reset(seed=seed)
         self.learner_return = 0.0
         self.over = False
+        self.answers = answers
+        self.tactics = Tactics()
 
     @property
     def mover(self) -> str:
@@ -122,6 +182,8 @@ class _Game:
         return self.mover == self.learner
 
     def step(self, action: int) -> None:
+        if self.answers and self.learner_to_move():
+            self.tactics = self.tactics.add(self.answers(self.observation), action)
         self.observations, rewards, terminateds, truncateds, _ = self.env.step({self.mover: action})
         self.learner_return += float(rewards.get(self.learner, 0.0))
         self.over = bool(terminateds["__all__"] or truncateds["__all__"])

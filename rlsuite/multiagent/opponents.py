@@ -64,11 +64,23 @@ def careful_move(observation: Observation, rng: np.random.Generator) -> int:
     return int(rng.choice(safe if safe else legal))
 
 
+def one_move_answers(observation: Observation) -> tuple[list[int], list[int]]:
+    """The columns that win at once for the player to move, and those where the opponent
+    would win on its next move (the ones to block)."""
+    board = np.asarray(observation["observations"]) > 0.5
+    legal = legal_columns(observation)
+    return _completing(board, legal, 0), _completing(board, legal, 1)
+
+
+def _completing(board: np.ndarray, legal: np.ndarray, plane: int) -> list[int]:
+    return [int(column) for column in legal if completes_four(board, plane, int(column))]
+
+
 def _win_or_block(board: np.ndarray, legal: np.ndarray) -> int | None:
     for plane in (0, 1):  # 0: my winning move, 1: the opponent's, which I take first
-        for column in legal:
-            if completes_four(board, plane, int(column)):
-                return int(column)
+        columns = _completing(board, legal, plane)
+        if columns:
+            return columns[0]
     return None
 
 
