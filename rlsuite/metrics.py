@@ -87,6 +87,9 @@ def policy_return_mean(module_id: str) -> str:
 # first); SNAPSHOTS counts the frozen copies of the learner made so far (0: the pool is
 # still the random player). POOL_WIN_RATES: the win rate per pool member in the
 # iteration's training games; OPPONENT_SHARES: each member's share of the draws (PFSP).
+# WINS_TAKEN and THREATS_BLOCKED come from the same games against fixed opponents: the
+# learner's share of the positions with a win on the board in which it took one, and of
+# those with a single opponent win to block in which it blocked (matches.Tactics).
 WIN_RATE_KEY = "win_rate"
 SELFPLAY_RESULTS = "selfplay"
 WIN_RATE = f"{ENV_RUNNER_RESULTS}/{WIN_RATE_KEY}"
@@ -97,6 +100,8 @@ OPPONENT_SHARES = f"{SELFPLAY_RESULTS}/opponent_shares"
 WIN_RATE_VS_RANDOM = f"{SELFPLAY_RESULTS}/win_rate_vs_random"
 WIN_RATE_VS_HEURISTIC = f"{SELFPLAY_RESULTS}/win_rate_vs_heuristic"
 WIN_RATE_VS_CAREFUL = f"{SELFPLAY_RESULTS}/win_rate_vs_careful"
+WINS_TAKEN = f"{SELFPLAY_RESULTS}/wins_taken"
+THREATS_BLOCKED = f"{SELFPLAY_RESULTS}/threats_blocked"
 
 
 def win_rate_vs(opponent: str) -> str:

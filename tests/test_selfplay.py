@@ -33,6 +33,7 @@ from rlsuite.multiagent.selfplay import (
     pool_modules,
     selfplay_callback,
 )
+from rlsuite.results import lookup
 from rlsuite.rl.smoke import smoke_config
 from tests.helpers import ROOT, local_ray
 
@@ -205,11 +206,19 @@ def test_below_the_threshold_the_pool_stays(algorithm: Any, snapshot_result: dic
     assert algorithm.config.policy_mapping_fn == before
 
 
-def test_evaluation_games_report_win_rates(algorithm: Any) -> None:
+def test_evaluation_games_report_win_rates_and_tactics(algorithm: Any) -> None:
     callback = SelfPlayCallback(evaluation_interval=1, evaluation_games=10)
-    rates = callback.evaluate(algorithm, LEARNER)
-    assert set(rates) == {"random", "heuristic", "careful"}
-    assert all(0.0 <= rate <= 1.0 for rate in rates.values())
+    games = callback.evaluate(algorithm, LEARNER)
+    assert set(games) == {"random", "heuristic", "careful"}
+    assert all(g.games == 10 and 0.0 <= g.win_rate <= 1.0 for g in games.values())
+    # The lookaheads win or block at once whenever they can: in 30 games of a barely
+    # trained learner, positions with a win or a single threat on the board come up.
+    tactics = [g.tactics for g in games.values()]
+    assert sum(t.wins_open for t in tactics) > 0 and sum(t.blocks_open for t in tactics) > 0
+    result = {"env_runners": {metrics.WIN_RATE_KEY: 0.0}}
+    callback.on_train_result(algorithm=algorithm, result=result)
+    for key in (metrics.WINS_TAKEN, metrics.THREATS_BLOCKED):
+        assert 0.0 <= lookup(result, key) <= 1.0, (key, result)
 
 
 def test_checkpoint_holds_the_pool_and_evaluates(

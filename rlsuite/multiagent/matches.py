@@ -50,6 +50,14 @@ class Tactics:
             )
         return self
 
+    @property
+    def wins_taken_share(self) -> float | None:
+        return self.wins_taken / self.wins_open if self.wins_open else None
+
+    @property
+    def blocks_made_share(self) -> float | None:
+        return self.blocks_made / self.blocks_open if self.blocks_open else None
+
     def __add__(self, other: Tactics) -> Tactics:
         return Tactics(*(a + b for a, b in zip(astuple(self), astuple(other), strict=True)))
 

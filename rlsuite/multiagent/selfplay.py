@@ -43,8 +43,14 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite import envs, metrics
 from rlsuite.errors import UsageError
-from rlsuite.multiagent.matches import module_player, play_games, scripted_player
-from rlsuite.multiagent.opponents import OPPONENTS
+from rlsuite.multiagent.matches import (
+    MatchResults,
+    Tactics,
+    module_player,
+    play_games,
+    scripted_player,
+)
+from rlsuite.multiagent.opponents import OPPONENTS, one_move_answers
 from rlsuite.multiagent.pool import (
     LEARNER,
     RANDOM,
@@ -178,11 +184,19 @@ class SelfPlayCallback(RLlibCallback):
         )
         interval, iteration = self.evaluation_interval, algorithm.iteration
         if interval and (iteration == 1 or iteration % interval == 0):  # 1: the baseline
-            for name, rate in self.evaluate(algorithm, mapping.learner).items():
-                _put(result, metrics.win_rate_vs(name), rate)
+            games = self.evaluate(algorithm, mapping.learner)
+            for name, results in games.items():
+                _put(result, metrics.win_rate_vs(name), results.win_rate)
+            tactics = sum((results.tactics for results in games.values()), Tactics())
+            for key, share in (
+                (metrics.WINS_TAKEN, tactics.wins_taken_share),
+                (metrics.THREATS_BLOCKED, tactics.blocks_made_share),
+            ):
+                if share is not None:  # none of the games had such a position
+                    _put(result, key, share)
 
-    def evaluate(self, algorithm: Any, learner: str) -> dict[str, float]:
-        """Win rates of the learner's greedy moves against each fixed opponent."""
+    def evaluate(self, algorithm: Any, learner: str) -> dict[str, MatchResults]:
+        """The learner's greedy games against each fixed opponent: outcomes and tactics."""
         config = algorithm.config
         player = module_player(algorithm.get_module(learner))
         return {
@@ -192,7 +206,8 @@ class SelfPlayCallback(RLlibCallback):
                 scripted_player(opponent),
                 self.evaluation_games,
                 EVALUATION_SEED,
-            ).win_rate
+                answers=one_move_answers,
+            )
             for name, opponent in OPPONENTS.items()
         }
 
