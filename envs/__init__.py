@@ -1,6 +1,7 @@
 """Env registry: every env by `family/name`, wrappers, and the suite's own envs."""
 
 from rlsuite.envs.registry import (
+    EnvConfigError,
     UnknownEnvError,
     batched_multi_agent,
     creator,
@@ -15,6 +16,7 @@ from rlsuite.envs.registry import (
 )
 
 __all__ = [
+    "EnvConfigError",
     "UnknownEnvError",
     "batched_multi_agent",
     "creator",

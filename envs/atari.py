@@ -15,6 +15,22 @@ SCREEN_SIZE = 84
 # 108,000 frames = 30 minutes of play: the usual cap on an Atari episode.
 MAX_EPISODE_FRAMES = 108_000
 NOOP_MAX = 30  # up to 30 no-ops after a reset vary the start (Mnih et al. 2015)
+# env_config "frame_dtype": float32 in [0, 1] (what RLlib's default CNN takes), or uint8 as
+# ALE makes them, a quarter of the bytes, for a module that scales (rlsuite.rl.frames).
+FRAME_DTYPES = ("float32", "uint8")
+
+
+def frame_dtype(config: dict[str, Any]) -> str:
+    """The env_config's `frame_dtype`, checked."""
+    dtype = str(config.get("frame_dtype", "float32"))
+    if dtype not in FRAME_DTYPES:
+        from rlsuite.envs.registry import EnvConfigError
+
+        raise EnvConfigError(
+            f"env_config frame_dtype={dtype!r} is not one of {', '.join(FRAME_DTYPES)}; "
+            "uint8 frames need a module that scales them (rlsuite.rl.frames)"
+        )
+    return dtype
 
 
 def game_ids() -> dict[str, str]:
@@ -36,11 +52,12 @@ def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
     on the last axis (RLlib's CNN encoders take [H, W, C]), rewards clipped to [-1, 1].
 
     `config` keys: `repeat_action_probability` (sticky actions), `full_action_space`,
-    `noop_max`.
+    `noop_max`, `frame_dtype` ("uint8": frames in [0, 255] as ALE makes them).
     A lost life does not end the episode, so returns are whole-game scores.
     """
     from ray.rllib.env.wrappers.atari_wrappers import FireResetEnv
 
+    scale = frame_dtype(config) == "float32"
     env = gym.make(
         game_ids()[game],
         frameskip=1,  # AtariPreprocessing skips frames and max-pools the last two
@@ -56,7 +73,7 @@ def make_atari(game: str, config: dict[str, Any]) -> gym.Env:
         frame_skip=4,
         screen_size=SCREEN_SIZE,
         grayscale_obs=True,
-        scale_obs=True,
+        scale_obs=scale,
     )
     if actions[1:2] == ["FIRE"]:  # RLlib's FireResetEnv presses action 1
         env = FireResetEnv(env)  # games like Breakout wait for FIRE after a reset

@@ -6,8 +6,8 @@ reset, frame stack, reward clipping). RLlib builds it through Gymnasium's vector
 point: `config.env_runners(gym_env_vectorize_mode="vector_entry_point")` calls the
 registry's creator with `num_envs`, which lands here.
 
-What the module sees is what `envs/atari.py` produces: float32 [84, 84, 4] in [0, 1],
-oldest frame first. So checkpoints, evaluation and export work the same for both paths.
+What the module sees is what `envs/atari.py` produces: float32 [84, 84, 4] in [0, 1]
+(or uint8 in [0, 255] with env_config `frame_dtype="uint8"`), oldest frame first. So checkpoints, evaluation and export work the same for both paths.
 Two differences remain, both ALE's: FIRE on reset is one frame (RLlib's FireResetEnv
 steps FIRE then RIGHT), and `max_episode_steps` counts the no-op frames of the start.
 """
@@ -26,6 +26,7 @@ from rlsuite.envs.atari import (
     MAX_EPISODE_FRAMES,
     NOOP_MAX,
     SCREEN_SIZE,
+    frame_dtype,
 )
 
 FRAME_SKIP = 4
@@ -39,11 +40,12 @@ def make_atari_vector(
 ) -> VectorEnv:
     """`num_envs` copies of `game` in one `AtariVectorEnv`, observations as `make_atari`'s.
 
-    `config` keys: `repeat_action_probability`, `full_action_space`, `noop_max` and
-    `num_threads` (C++ stepping threads).
+    `config` keys: `repeat_action_probability`, `full_action_space`, `noop_max`,
+    `frame_dtype` and `num_threads` (C++ stepping threads).
     """
     from ale_py.vector_env import AtariVectorEnv
 
+    scale = frame_dtype(config) == "float32"
     frames = MAX_EPISODE_FRAMES
     if max_episode_steps is not None:
         frames = min(frames, int(max_episode_steps) * FRAME_SKIP)
@@ -65,12 +67,13 @@ def make_atari_vector(
         reward_clipping=True,  # sign(), as gym's ClipReward(-1, 1) on integer scores
         use_fire_reset=True,
     )
-    return ScaledFramesLast(env)
+    return FramesLast(env, scale)
 
 
-class ScaledFramesLast(VectorObservationWrapper):
-    """uint8 [N, 4, 84, 84] stacks to float32 [N, 84, 84, 4] in [0, 1], oldest frame
-    first, with the first frames of an episode padded by its reset frame.
+class FramesLast(VectorObservationWrapper):
+    """uint8 [N, 4, 84, 84] stacks to [N, 84, 84, 4], oldest frame first, with the first
+    frames of an episode padded by its reset frame: float32 in [0, 1] if `scale`, else
+    uint8 as ALE makes them.
 
     ALE pads a new episode's stack with black frames; gym's `FrameStackObservation`
     (the standard path) repeats the reset frame, so the padding is filled here. Envs
@@ -78,14 +81,20 @@ class ScaledFramesLast(VectorObservationWrapper):
     env runner expects).
     """
 
-    def __init__(self, env: VectorEnv) -> None:
+    def __init__(self, env: VectorEnv, scale: bool = True) -> None:
         super().__init__(env)
         stack, height, width = env.single_observation_space.shape  # type: ignore[misc]
-        self.single_observation_space = gym.spaces.Box(0.0, 1.0, (height, width, stack), np.float32)
+        shape = (height, width, stack)
+        self.single_observation_space = (
+            gym.spaces.Box(0.0, 1.0, shape, np.float32)
+            if scale
+            else gym.spaces.Box(0, 255, shape, np.uint8)
+        )
         self.observation_space = gym.vector.utils.batch_space(
             self.single_observation_space, self.num_envs
         )
         self._stack = stack
+        self._scale = scale
         # Frames each env has seen since its reset, capped at the stack size.
         self._frames = np.zeros(self.num_envs, dtype=np.int64)
         self._ended = np.zeros(self.num_envs, dtype=bool)
@@ -105,10 +114,13 @@ class ScaledFramesLast(VectorObservationWrapper):
 
     def observations(self, observations: np.ndarray) -> np.ndarray:  # type: ignore[override]
         frames_last = np.moveaxis(observations, 1, -1)
-        # One pass writes the scaled copy, bit for bit gym's AtariPreprocessing(scale_obs=True).
-        scaled = np.divide(frames_last, np.float32(255), dtype=np.float32)
+        if self._scale:
+            # One pass writes the scaled copy, bit for bit AtariPreprocessing(scale_obs=True).
+            frames = np.divide(frames_last, np.float32(255), dtype=np.float32)
+        else:
+            frames = np.ascontiguousarray(frames_last)
         self._frames = np.minimum(self._frames + 1, self._stack)
         for env_index in np.flatnonzero(self._frames < self._stack):
             first = self._stack - self._frames[env_index]  # the oldest real frame's slot
-            scaled[env_index, ..., :first] = scaled[env_index, ..., first : first + 1]
-        return scaled
+            frames[env_index, ..., :first] = frames[env_index, ..., first : first + 1]
+        return frames

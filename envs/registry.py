@@ -50,6 +50,10 @@ PETTINGZOO_TURN_BASED: dict[str, str] = {
 }
 
 
+class EnvConfigError(ValueError):
+    """An env_config value a registry env does not take; the message names the fix."""
+
+
 class UnknownEnvError(KeyError):
     """An env name that is not in the registry; the message suggests close names."""
 

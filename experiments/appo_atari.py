@@ -10,13 +10,16 @@ from every env runner a cluster adds, where PPO waits for its batch.
 """
 
 from ray.rllib.algorithms.appo import APPOConfig
+from ray.rllib.core.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import Experiment, metrics
+from rlsuite.rl.frames import ScaledFramesAPPOModule
 
 config = (
     APPOConfig()
-    .environment("atari/pong")  # 84x84 grey, 4 frames stacked in the env (envs/atari.py)
+    # uint8 frames, scaled in the module (rlsuite.rl.frames): a quarter of the bytes.
+    .environment("atari/pong", env_config={"frame_dtype": "uint8"})
     .env_runners(
         # Asynchronous sampling needs remote runners; two fit a 2-CPU machine next to the
         # learner. Scale with --num-env-runners (e.g. 14 on a 16-core GPU node).
@@ -37,13 +40,14 @@ config = (
         circular_buffer_iterations_per_batch=2,
     )
     .rl_module(
+        rl_module_spec=RLModuleSpec(module_class=ScaledFramesAPPOModule),
         model_config=DefaultModelConfig(
             # The Nature-DQN CNN for the suite's 84x84 frames (RLlib's example uses 64x64).
             conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],
             conv_activation="relu",
             head_fcnet_hiddens=[256],  # RLlib's tuned example
             vf_share_layers=True,
-        )
+        ),
     )
 )
 

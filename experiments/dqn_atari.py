@@ -7,13 +7,16 @@ Rainbow reaches 20 on Pong within its first 10M frames with these settings
 """
 
 from ray.rllib.algorithms.dqn import DQNConfig
+from ray.rllib.core.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import Experiment, metrics
+from rlsuite.rl.frames import ScaledFramesDQNModule
 
 config = (
     DQNConfig()
-    .environment("atari/pong")
+    # uint8 frames, scaled in the module (rlsuite.rl.frames): a quarter of the bytes.
+    .environment("atari/pong", env_config={"frame_dtype": "uint8"})
     .env_runners(
         # Sample in the trial's own process: DQN asks for 4 steps before each update, and a
         # remote runner would make that a round trip; scale out with --num-env-runners.
@@ -41,11 +44,12 @@ config = (
         grad_clip=10.0,
     )
     .rl_module(
+        rl_module_spec=RLModuleSpec(module_class=ScaledFramesDQNModule),
         model_config=DefaultModelConfig(
             conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],  # Nature-DQN CNN
             conv_activation="relu",
             head_fcnet_hiddens=[512],
-        )
+        ),
     )
 )
 

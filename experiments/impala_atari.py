@@ -10,13 +10,16 @@ and no target network, only V-trace's importance weights.
 """
 
 from ray.rllib.algorithms.impala import IMPALAConfig
+from ray.rllib.core.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import Experiment, metrics
+from rlsuite.rl.frames import ScaledFramesPPOModule
 
 config = (
     IMPALAConfig()
-    .environment("atari/pong")  # 84x84 grey, 4 frames stacked in the env (envs/atari.py)
+    # uint8 frames, scaled in the module (rlsuite.rl.frames): a quarter of the bytes.
+    .environment("atari/pong", env_config={"frame_dtype": "uint8"})
     .env_runners(
         num_env_runners=2,  # asynchronous sampling needs remote runners; scale with the flag
         num_envs_per_env_runner=8,
@@ -31,12 +34,13 @@ config = (
         broadcast_interval=5,
     )
     .rl_module(
+        rl_module_spec=RLModuleSpec(module_class=ScaledFramesPPOModule),
         model_config=DefaultModelConfig(
             conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],  # Nature-DQN CNN
             conv_activation="relu",
             head_fcnet_hiddens=[256],
             vf_share_layers=True,
-        )
+        ),
     )
 )
 

@@ -17,13 +17,16 @@ cluster: each trial wants 9 CPUs (8 env runners and the trial) and one GPU learn
 
 from ray import tune
 from ray.rllib.algorithms.appo import APPOConfig
+from ray.rllib.core.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import PBT, Experiment, metrics
+from rlsuite.rl.frames import ScaledFramesAPPOModule
 
 config = (
     APPOConfig()
-    .environment("atari/pong")
+    # uint8 frames, scaled in the module (rlsuite.rl.frames): a quarter of the bytes.
+    .environment("atari/pong", env_config={"frame_dtype": "uint8"})
     .env_runners(
         num_env_runners=8,
         num_envs_per_env_runner=8,
@@ -44,12 +47,13 @@ config = (
         circular_buffer_iterations_per_batch=2,
     )
     .rl_module(
+        rl_module_spec=RLModuleSpec(module_class=ScaledFramesAPPOModule),
         model_config=DefaultModelConfig(
             conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],  # Nature-DQN CNN
             conv_activation="relu",
             head_fcnet_hiddens=[256],
             vf_share_layers=True,
-        )
+        ),
     )
 )
 

@@ -9,13 +9,16 @@ Needs a cluster: each trial wants 9 CPUs (`--num-env-runners 8`) and one GPU lea
 
 from ray import tune
 from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import PBT, Experiment, metrics
+from rlsuite.rl.frames import ScaledFramesPPOModule
 
 config = (
     PPOConfig()
-    .environment("atari/pong")
+    # uint8 frames, scaled in the module (rlsuite.rl.frames): a quarter of the bytes.
+    .environment("atari/pong", env_config={"frame_dtype": "uint8"})
     .env_runners(num_env_runners=8, num_envs_per_env_runner=8)
     .learners(num_learners=1, num_gpus_per_learner=1)
     .training(
@@ -32,13 +35,14 @@ config = (
         grad_clip_by="global_norm",
     )
     .rl_module(
+        rl_module_spec=RLModuleSpec(module_class=ScaledFramesPPOModule),
         model_config=DefaultModelConfig(
             conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],  # Nature-DQN CNN
             conv_activation="relu",
             head_fcnet_hiddens=[512],
             head_fcnet_activation="relu",
             vf_share_layers=True,
-        )
+        ),
     )
 )
 

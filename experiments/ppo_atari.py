@@ -6,14 +6,18 @@ scores; rewards are clipped to [-1, 1] for learning, which leaves Pong's unchang
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig
+from ray.rllib.core.rl_module import RLModuleSpec
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite import Experiment, metrics
+from rlsuite.rl.frames import ScaledFramesPPOModule
 from rlsuite.rl.mixed_precision import Bf16PPOTorchLearner
 
 config = (
     PPOConfig()
-    .environment("atari/pong")
+    # uint8 frames as ALE makes them, scaled to [0, 1] inside the module (as CleanRL's
+    # `x / 255.0`): episodes and the learner's batches move a quarter of the bytes.
+    .environment("atari/pong", env_config={"frame_dtype": "uint8"})
     .env_runners(
         # Sample in the trial's own process: PPO never samples while it learns, so on a small
         # machine a remote runner only adds a process; scale out with --num-env-runners.
@@ -42,6 +46,7 @@ config = (
         learner_class=Bf16PPOTorchLearner,
     )
     .rl_module(
+        rl_module_spec=RLModuleSpec(module_class=ScaledFramesPPOModule),
         model_config=DefaultModelConfig(
             # The Nature-DQN CNN (Mnih et al. 2015) that CleanRL uses, then 512 units.
             conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],
@@ -49,7 +54,7 @@ config = (
             head_fcnet_hiddens=[512],
             head_fcnet_activation="relu",
             vf_share_layers=True,
-        )
+        ),
     )
 )
 

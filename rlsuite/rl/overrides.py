@@ -53,8 +53,23 @@ def apply_sets(config: AlgorithmConfig, assignments: list[str]) -> AlgorithmConf
 def apply_set(config: AlgorithmConfig, path: str, raw: str) -> None:
     group, key, rest = _split(config, path)
     current = _current(config, key)
-    value = _nested(current, rest, raw, path) if rest else coerce(parse_literal(raw), current, path)
+    if rest:
+        value = _nested(current, rest, raw, path)
+    else:
+        value = parse_literal(raw)
+        # An int default where RLlib takes a float too (num_gpus_per_env_runner=0, which
+        # runners share as 0.05): the builder's annotation says which.
+        if not (isinstance(value, float) and _takes_float(config, group, key)):
+            value = coerce(value, current, path)
     getattr(config, group)(**{key: value})
+
+
+def _takes_float(config: AlgorithmConfig, group: str, key: str) -> bool:
+    for cls in type(config).__mro__:
+        method = cls.__dict__.get(group)
+        if method is not None and key in inspect.signature(method).parameters:
+            return "float" in str(inspect.signature(method).parameters[key].annotation)
+    return False
 
 
 def coerce(value: Any, current: Any, path: str) -> Any:

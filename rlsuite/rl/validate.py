@@ -6,6 +6,8 @@ import logging
 import re
 from typing import Any
 
+import gymnasium as gym
+import numpy as np
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from rlsuite import envs
@@ -26,13 +28,42 @@ def check_env(config: AlgorithmConfig) -> None:
     except envs.UnknownEnvError as error:
         raise UsageError(str(error)) from None
     env = _build(create, config)
-    env.close()
+    try:
+        check_frames(config, env)
+    finally:
+        env.close()
+
+
+def check_frames(config: AlgorithmConfig, env: Any) -> None:
+    """uint8 image observations need a module that scales them: RLlib's default CNN
+    refuses uint8 input, which would fail in the first trial's first forward pass."""
+    space = getattr(env, "single_observation_space", getattr(env, "observation_space", None))
+    if not isinstance(space, gym.spaces.Box) or config.is_multi_agent:
+        return
+    if len(space.shape) != 3 or space.dtype != np.uint8:
+        return
+    from rlsuite.rl.frames import takes_uint8_frames
+
+    try:
+        module_class = getattr(config.rl_module_spec, "module_class", None)
+    except NotImplementedError:  # an algorithm without a default module: RLlib will say
+        return
+    if module_class is None or takes_uint8_frames(module_class):
+        return
+    raise UsageError(
+        f"env {envs.display_name(config.env)} gives uint8 frames, which RLlib's "
+        f"{module_class.__name__} feeds to its CNN unscaled; use "
+        "config.rl_module(rl_module_spec=RLModuleSpec(module_class=...)) with a module of "
+        "rlsuite.rl.frames (or, for atari/* envs, env_config frame_dtype='float32')"
+    )
 
 
 def _build(create: Any, config: AlgorithmConfig) -> Any:
     name = envs.display_name(config.env)
     try:
         return create(config.env_config)
+    except envs.EnvConfigError as error:
+        raise UsageError(f"env {name}: {error}") from None
     except TypeError as error:
         key = _UNEXPECTED_KEY.search(str(error))
         if key is None:
