@@ -57,6 +57,13 @@ def test_int_value_for_a_float_setting_becomes_float() -> None:
     assert edited.lr == 1.0 and isinstance(edited.lr, float)
 
 
+def test_fractional_gpus_where_rllib_takes_a_float_though_its_default_is_an_int() -> None:
+    edited = apply_sets(base(), ["env_runners.num_gpus_per_env_runner=0.05"])
+    assert edited.num_gpus_per_env_runner == 0.05
+    with pytest.raises(UsageError, match="expects an int"):  # RLlib types this one int only
+        apply_sets(base(), ["env_runners.num_env_runners=0.5"])
+
+
 def test_nested_dict_keeps_other_keys() -> None:
     edited = apply_sets(base(), ["environment.env_config.max_episode_steps=10"])
     assert edited.env_config == {"g": 9.8, "max_episode_steps": 10}
