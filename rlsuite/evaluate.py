@@ -97,6 +97,15 @@ def _add_rl_flags(parser: Parser) -> None:
         metavar=("FORMAT", "DIR"),
         help="write the inference network as onnx or torchscript into DIR",
     )
+    parser.add_argument(
+        "--policy",
+        dest="policies",
+        action="append",
+        default=[],
+        metavar="ID=PATH",
+        help="play policy ID with its weights from another run's checkpoint (cross-play; "
+        "repeatable)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,7 +4,7 @@ localhost, batched against unbatched, with in-process RLModule inference as the 
 PATH: a results directory of a CartPole run (default: a --smoke run trained first).
 
 python scripts/bench_serve.py [PATH] [--concurrency 1 8 64] [--requests N]
-    [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--json]
+    [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--proxy serve|haproxy] [--json]
 """
 
 from __future__ import annotations
@@ -28,6 +28,9 @@ def main() -> int:
     )
     parser.add_argument("--max-batch-size", type=positive_int, default=32)
     parser.add_argument("--batch-wait-ms", type=non_negative_float, default=2.0)
+    parser.add_argument(
+        "--proxy", choices=("serve", "haproxy"), default="serve", help="rlsuite.serve's --proxy"
+    )
     args = parser.parse_args()
     if args.path is not None and not args.path.is_dir():
         parser.error(f"{args.path}: no such directory; give a results directory")
@@ -41,6 +44,7 @@ def main() -> int:
         args.max_seconds,
         args.max_batch_size,
         args.batch_wait_ms,
+        args.proxy,
     )
     emit(result, args.json)
     return 0

@@ -79,16 +79,40 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
         assert request(port, "GET", "/predict")[0] == 404
 
 
-def test_onnx_backend_acts_like_the_module(cartpole: Path, tmp_path: Path) -> None:
+def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_path: Path) -> None:
+    """`--backend onnx --proxy haproxy` (one server start for both, CI time): the exported
+    network answers through Serve's HAProxy ingress, and Ctrl-C leaves no HAProxy running."""
     checkpoint = locate(cartpole).checkpoint
     obs = observations(checkpoint)
     expected = export.module_actions(load_module(checkpoint), obs).tolist()
-    with serving(cartpole, tmp_path / "logs", "--backend", "onnx") as port:
+    flags = ("--backend", "onnx", "--proxy", "haproxy")
+    with serving(cartpole, tmp_path / "logs", *flags) as port:
         assert request(port, "GET", "/ready")[1]["kind"] == "policy (onnx)"
         assert post(port, {"observations": obs.tolist()}) == (200, {"actions": expected})
         status, answer = post(port, {"observations": [[0.0] * 5]})
         assert status == 400 and "shape (5,)" in answer["error"]
         assert post(port, {"observations": obs[:2].tolist()}) == (200, {"actions": expected[:2]})
+        haproxies = _haproxies()
+        assert haproxies, "no HAProxy runs for the server"
+    assert not set(haproxies) & set(_haproxies()), "HAProxy outlived the server"
+
+
+def _haproxies() -> list[int]:
+    """HAProxy processes started by `rlsuite.serve --proxy haproxy` (their config is in an
+    rlsuite-haproxy- directory)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:  # not a process, or one that just ended
+            continue
+        if (
+            command
+            and command[0].endswith(b"haproxy")
+            and b"rlsuite-haproxy-" in b" ".join(command)
+        ):
+            found.append(int(proc.name))
+    return found
 
 
 @pytest.mark.slow  # one more server start (31 s alone): CI serves the single-agent ones above
@@ -237,3 +261,5 @@ def test_unservable_paths_exit_2(
         taken.listen()
         code = serve_main([str(cartpole), "--port", str(taken.getsockname()[1])])
     assert code == 2 and "cannot listen there" in capsys.readouterr().err
+    code = serve_main([str(cartpole), "--proxy", "haproxy", "--address", "auto"])
+    assert code == 2 and "RAY_SERVE_ENABLE_HA_PROXY=1" in capsys.readouterr().err

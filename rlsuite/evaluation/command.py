@@ -18,7 +18,13 @@ from rlsuite.evaluation.damage import (
 from rlsuite.evaluation.locate import Target, is_checkpoint, is_supervised_checkpoint, locate
 from rlsuite.evaluation.options import EvaluateOptions
 
-RL_ONLY_FLAGS = {"video": "--video", "export": "--export", "env": "--env", "explore": "--explore"}
+RL_ONLY_FLAGS = {
+    "video": "--video",
+    "export": "--export",
+    "env": "--env",
+    "explore": "--explore",
+    "policies": "--policy",
+}
 SUPERVISED_ONLY_FLAGS = {
     "dataset": "--dataset",
     "data_path": "--data-path",
@@ -60,7 +66,9 @@ def _earlier_hint(error: DamagedCheckpointError, target: Target, options: Evalua
 
 
 def _refuse(options: EvaluateOptions, flags: dict[str, str], why: str) -> None:
-    given = [flag for name, flag in flags.items() if getattr(options, name) not in (None, False)]
+    given = [
+        flag for name, flag in flags.items() if getattr(options, name) not in (None, False, ())
+    ]
     if given:
         verb, pronoun = ("does", "it") if len(given) == 1 else ("do", "them")
         raise UsageError(

@@ -33,6 +33,9 @@ class EvaluateOptions:
     video_episodes: int = 1
     export: tuple[str, str] | None = None
     """(format, directory): write the inference network as onnx or torchscript."""
+    policies: tuple[str, ...] = ()
+    """`ID=PATH` each: play policy ID with its weights from the checkpoint PATH stands for
+    (cross-play, `rlsuite.evaluation.crossplay`)."""
     dataset: str | None = None
     """Supervised checkpoints: the data set to score on (default: the trial's)."""
     data_path: str | None = None
@@ -48,4 +51,5 @@ class EvaluateOptions:
         known["path"] = Path(known["path"])
         if known.get("export") is not None:
             known["export"] = tuple(known["export"])
+        known["policies"] = tuple(known.get("policies") or ())
         return cls(**known)

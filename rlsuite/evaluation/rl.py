@@ -19,6 +19,7 @@ from rlsuite import envs
 from rlsuite.errors import UsageError
 from rlsuite.evaluation import rollout, tables
 from rlsuite.evaluation.acting import ConnectedPolicy
+from rlsuite.evaluation.crossplay import PolicySwap, apply_swaps
 from rlsuite.evaluation.damage import DamagedCheckpointError
 from rlsuite.evaluation.joint import JointPolicy, is_joint, register_joint_name
 from rlsuite.evaluation.locate import MODULES_DIR, Target
@@ -43,6 +44,8 @@ class Evaluation:
     env_name: str
     env: gym.Env
     policy: ConnectedPolicy
+    swapped: list[str]
+    """Where `--policy` took each swapped policy from."""
 
 
 def prepare(options: EvaluateOptions, target: Target) -> Evaluation:
@@ -56,10 +59,11 @@ def prepare(options: EvaluateOptions, target: Target) -> Evaluation:
     register_joint_name(trained)
     env = make_env(trained, _env_config(target, env_name), render=options.video is not None)
     policy = restore_policy(target.checkpoint)
+    swapped = apply_swaps(policy, tuple(PolicySwap.parse(text) for text in options.policies))
     if options.export:
         _check_exportable(policy, target.checkpoint)
     policy.check_env(env_name, env)
-    return Evaluation(target, env_name, env, policy)
+    return Evaluation(target, env_name, env, policy, swapped)
 
 
 def run(evaluation: Evaluation, options: EvaluateOptions) -> None:
@@ -67,6 +71,8 @@ def run(evaluation: Evaluation, options: EvaluateOptions) -> None:
     print(
         f"checkpoint {target.checkpoint} (trial {target.trial or 'unknown'}, env {evaluation.env_name})"
     )
+    for line in evaluation.swapped:
+        print(line)
     if options.export:
         fmt, directory = options.export
         _export(evaluation.policy, cast(export.Format, fmt), Path(directory), options.seed)

@@ -19,6 +19,7 @@ from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, rest
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
 from rlsuite.launcher.cluster import cluster_runtime_env, ensure_auth_token, unshared
 from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
+from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
 
@@ -38,6 +39,11 @@ DEFAULT_ENV_TO_MODULE = {
 def serve(options: ServeOptions) -> None:
     """Serve the checkpoint `options.path` stands for until Ctrl-C."""
     _check_address(options.host, options.port)
+    if options.proxy == "haproxy" and options.address:
+        raise UsageError(
+            "--proxy haproxy starts HAProxy with this server's own Ray; on a cluster, start "
+            "its nodes with RAY_SERVE_ENABLE_HA_PROXY=1 and drop --proxy"
+        )
     target = locate(options.path, options.trial, options.checkpoint)
     logs_dir = options.logs_dir or Path(tempfile.mkdtemp(prefix="rlsuite-serve-"))
     try:
@@ -45,7 +51,9 @@ def serve(options: ServeOptions) -> None:
             model = prepare(options, target, logs_dir)
     except DamagedCheckpointError as error:
         raise UsageError(str(error)) from None
-    _run(options, target, model, logs_dir)
+    # HAProxy's settings reach Serve through the environment its Ray inherits.
+    with haproxy.enabled() if options.proxy == "haproxy" else contextlib.nullcontext():
+        _run(options, target, model, logs_dir)
 
 
 def prepare(options: ServeOptions, target: Target, logs_dir: Path) -> Model:
@@ -161,7 +169,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
             loaded = model.kind if model.kind != "supervised" else "classifier"
             print(
-                f"serving {target.checkpoint} ({loaded}, {options.replicas} replica(s)) at http://{options.host}:{options.port}: POST {_route(model)}, GET /healthz, GET /ready; Ctrl-C stops",
+                f"serving {target.checkpoint} ({loaded}, {options.replicas} replica(s), {options.proxy} proxy) at http://{options.host}:{options.port}: POST {_route(model)}, GET /healthz, GET /ready; Ctrl-C stops",
                 file=out,
             )
             stop.wait()

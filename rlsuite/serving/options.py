@@ -9,6 +9,8 @@ from typing import Literal
 
 Backend = Literal["torch", "onnx"]
 BACKENDS: tuple[Backend, ...] = ("torch", "onnx")
+Proxy = Literal["serve", "haproxy"]
+PROXIES: tuple[Proxy, ...] = ("serve", "haproxy")
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,9 @@ class ServeOptions:
     """How long a batch waits for more requests after its first."""
     explore: bool = False
     backend: Backend = "torch"
+    proxy: Proxy = "serve"
+    """serve: Serve's HTTP proxy actor; haproxy: Serve's HAProxy ingress, which passes
+    requests straight to the replicas' own HTTP servers (rlsuite.serving.haproxy)."""
     address: str | None = None
     """A running Ray cluster to deploy on (`auto`, `ray://...`); none: a local Ray."""
     logs_dir: Path | None = None

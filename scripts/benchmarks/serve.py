@@ -61,6 +61,8 @@ class Load:
 @dataclass(frozen=True)
 class ServeBenchResult:
     checkpoint: str
+    proxy: str
+    """serve (Serve's proxy actor) or haproxy (`rlsuite.serve --proxy haproxy`)."""
     max_batch_size: int
     loads: list[Load]
     ceiling_single_per_s: float
@@ -80,7 +82,7 @@ class ServeBenchResult:
 
     def report(self) -> str:
         lines = [
-            f"checkpoint {self.checkpoint}, batched: --max-batch-size {self.max_batch_size}",
+            f"checkpoint {self.checkpoint}, --proxy {self.proxy}, batched: --max-batch-size {self.max_batch_size}",
             f"{'mode':<11} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7}",
         ]
         for load in self.loads:
@@ -112,6 +114,7 @@ def measure(
     max_seconds: float,
     max_batch_size: int,
     batch_wait_ms: float,
+    proxy: str = "serve",
 ) -> ServeBenchResult:
     with contextlib.ExitStack() as stack:
         if path is None:
@@ -133,10 +136,11 @@ def measure(
         checkpoint = locate(path).checkpoint
         observations = _observations(checkpoint)
         loads = []
+        proxy_flag = ["--proxy", proxy]
         servers = {
-            "batched": _serve_command(path, max_batch_size, batch_wait_ms),
-            "unbatched": _serve_command(path, 1, batch_wait_ms),
-            FLOOR: [sys.executable, str(Path(__file__).with_name("serve_floor.py"))],
+            "batched": [*_serve_command(path, max_batch_size, batch_wait_ms), *proxy_flag],
+            "unbatched": [*_serve_command(path, 1, batch_wait_ms), *proxy_flag],
+            FLOOR: [sys.executable, str(Path(__file__).with_name("serve_floor.py")), *proxy_flag],
         }
         for mode, command in servers.items():
             with _server(command) as port:
@@ -145,7 +149,7 @@ def measure(
                         _load(port, mode, concurrency, observations, requests, max_seconds)
                     )
         single, batched, batch = _ceiling(checkpoint, observations)
-    return ServeBenchResult(str(checkpoint), max_batch_size, loads, single, batched, batch)
+    return ServeBenchResult(str(checkpoint), proxy, max_batch_size, loads, single, batched, batch)
 
 
 def _observations(checkpoint: Path) -> list[list[float]]:

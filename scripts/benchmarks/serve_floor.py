@@ -4,12 +4,13 @@ no connectors, no batching), behind the same HTTP proxy and with the same
 `max_ongoing_requests` as `rlsuite.serve`. What it cannot exceed, no model server on
 Serve exceeds on this machine. Runs until SIGINT.
 
-python scripts/benchmarks/serve_floor.py --port PORT
+python scripts/benchmarks/serve_floor.py --port PORT [--proxy serve|haproxy]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import threading
@@ -20,7 +21,9 @@ from ray.serve.config import HTTPOptions
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from rlsuite.serving import haproxy
 from rlsuite.serving.app import MAX_ONGOING
+from rlsuite.serving.options import PROXIES
 
 
 class Floor:
@@ -34,15 +37,17 @@ class Floor:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--port", type=int, required=True)
-    port = parser.parse_args().port
+    parser.add_argument("--proxy", choices=PROXIES, default="serve")
+    args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    ray.init(log_to_driver=False)
-    serve.start(http_options=HTTPOptions(host="127.0.0.1", port=port))
-    app = serve.deployment(name="floor", max_ongoing_requests=MAX_ONGOING)(Floor).bind()
-    serve.run(app, name="floor", route_prefix="/", blocking=False)
-    stop.wait()
-    ray.shutdown()
+    with haproxy.enabled() if args.proxy == "haproxy" else contextlib.nullcontext():
+        ray.init(log_to_driver=False)
+        serve.start(http_options=HTTPOptions(host="127.0.0.1", port=args.port))
+        app = serve.deployment(name="floor", max_ongoing_requests=MAX_ONGOING)(Floor).bind()
+        serve.run(app, name="floor", route_prefix="/", blocking=False)
+        stop.wait()
+        ray.shutdown()
 
 
 if __name__ == "__main__":
