@@ -6,8 +6,10 @@
         .training(agent_policies=agent_policies("mpe/simple_tag", by_type("mpe/simple_tag")))
     )
 
-Only the module (`module.py`, `masac_module.py`) and the losses (`learner.py`) are new.
-Sampling, RLlib's episode replay buffers, `training_intensity`, learning rates
+Only the module (`module.py`, `masac_module.py`), the losses (`learner.py`) and, by
+default, the replay (`rlsuite/multiagent/transitions.py`: RLlib's uniform replay as
+arrays; `training(transition_replay=False)` for RLlib's buffers) are new. Sampling,
+`training_intensity`, learning rates
 (`actor_lr`, `critic_lr`, `alpha_lr`), Polyak target updates (`tau`,
 `target_network_update_freq`), `grad_clip`, checkpoints and metrics are SAC's (and so
 DQN's training step): `MADDPG` and `MASAC` are `SAC` with another default config.
@@ -38,6 +40,7 @@ from rlsuite.multiagent.maddpg.module import (
 )
 from rlsuite.multiagent.maddpg.returns import log_team_returns
 from rlsuite.multiagent.policies import SHARED, MultiAgentSettings, agent_spaces
+from rlsuite.multiagent.transitions import TransitionReplayMixin, uses_transition_replay
 
 
 class MADDPGConfig(SACConfig):
@@ -56,6 +59,8 @@ class MADDPGConfig(SACConfig):
         self.gamma = 0.95  # Lowe et al. 2017's value
         # Uniform replay, as MADDPG's; SAC defaults to prioritized.
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
+        # Replay that buffer's one-step transitions from arrays (transitions.py).
+        self.transition_replay: bool | None = None
         # RLlib logs the team's summed return only: `callbacks()` always puts
         # `log_team_returns` (each policy's and agent's return) first.
         self.callbacks(on_episode_end=None)
@@ -66,9 +71,12 @@ class MADDPGConfig(SACConfig):
         agent_policies: Sequence[str] | Any | None = NotProvided,
         exploration_noise: float | Any = NotProvided,
         local_critics: Sequence[str] | Any = NotProvided,
+        transition_replay: bool | Any = NotProvided,
         **kwargs: Any,
     ) -> MADDPGConfig:
         super().training(**kwargs)
+        if transition_replay is not NotProvided:
+            self.transition_replay = transition_replay
         if local_critics is not NotProvided:
             self.local_critics = tuple(local_critics or ())
         if agent_policies is not NotProvided:
@@ -97,6 +105,10 @@ class MADDPGConfig(SACConfig):
                 "MADDPG/MASAC take n_step=1 only: each agent's reward of a step rides in "
                 "the next observation, which n-step sampling skips"
             )
+        try:
+            uses_transition_replay(self)
+        except ValueError as error:
+            self._value_error(str(error))
         super().validate()
 
     def _check_joint_env(self) -> None:
@@ -162,7 +174,7 @@ class MASACConfig(MADDPGConfig):
         return MASACTorchLearner
 
 
-class MADDPG(SAC):
+class MADDPG(TransitionReplayMixin, SAC):
     """SAC's training step (sample, store, replay, learn, update targets), MADDPG's
     module and learner."""
 
@@ -171,7 +183,7 @@ class MADDPG(SAC):
         return MADDPGConfig()
 
 
-class MASAC(SAC):
+class MASAC(TransitionReplayMixin, SAC):
     """SAC's training step with MASAC's module and learner."""
 
     @classmethod

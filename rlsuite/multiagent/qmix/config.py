@@ -6,7 +6,8 @@
         .training(mixer="qmix", mixing_embed_dim=32, lr=5e-4)
     )
 
-Only the module (per-agent Q network and mixer, `module.py`) and the loss (`learner.py`)
+Only the module (per-agent Q network and mixer, `module.py`), the loss (`learner.py`) and,
+for uniform one-step replay, its replay from arrays (`rlsuite/multiagent/transitions.py`)
 are new. Sampling, the episode replay buffers (prioritized or not, n-step returns), the
 epsilon schedule (`epsilon=`), target updates (`target_network_update_freq`, `tau`),
 `training_intensity`, checkpoints and metrics are DQN's: `QMIX` is `DQN` with another
@@ -29,6 +30,7 @@ from rlsuite.multiagent.qmix.module import (
     QMIXTorchRLModule,
 )
 from rlsuite.multiagent.qmix.team_env import TEAM_PREFIX, TeamEnv
+from rlsuite.multiagent.transitions import TransitionReplayMixin, uses_transition_replay
 
 
 class QMIXConfig(DQNConfig):
@@ -41,6 +43,9 @@ class QMIXConfig(DQNConfig):
         self.mixing_embed_dim = 32  # PyMARL's qmix.yaml
         self.hypernet_embed_dim = 64  # PyMARL's qmix.yaml (hypernet_layers=2)
         self.dueling = False  # per-agent heads have no dueling streams
+        # Uniform one-step replay from arrays where RLlib's buffer would replay the same
+        # (rlsuite/multiagent/transitions.py); False: RLlib's buffers always.
+        self.transition_replay: bool | None = None
 
     def training(
         self,
@@ -48,9 +53,12 @@ class QMIXConfig(DQNConfig):
         mixer: str | Any = NotProvided,
         mixing_embed_dim: int | Any = NotProvided,
         hypernet_embed_dim: int | Any = NotProvided,
+        transition_replay: bool | Any | None = NotProvided,
         **kwargs: Any,
     ) -> QMIXConfig:
         super().training(**kwargs)
+        if transition_replay is not NotProvided:
+            self.transition_replay = transition_replay
         if mixer is not NotProvided:
             self.mixer = mixer
         if mixing_embed_dim is not NotProvided:
@@ -65,6 +73,10 @@ class QMIXConfig(DQNConfig):
             self._value_error(f"unknown mixer '{self.mixer}'; use one of {', '.join(MIXERS)}")
         if self.num_atoms != 1 or self.dueling:
             self._value_error("QMIX/VDN take neither num_atoms > 1 nor dueling=True")
+        try:
+            uses_transition_replay(self)
+        except ValueError as error:
+            self._value_error(str(error))
         if self.env is not None and not _is_team_env(self.env):
             self._value_error(
                 "QMIX/VDN train a team as one agent: use .environment(**rlsuite.multiagent."
@@ -88,9 +100,9 @@ class QMIXConfig(DQNConfig):
         return QMIXTorchLearner
 
 
-class QMIXAlgorithm(DQN):
+class QMIXAlgorithm(TransitionReplayMixin, DQN):
     """DQN's training step (sample, store, replay, learn, update targets) with QMIX's
-    module and learner."""
+    module and learner; uniform one-step replay from arrays where it applies."""
 
     @classmethod
     def get_default_config(cls) -> QMIXConfig:
