@@ -7,7 +7,8 @@ point: `config.env_runners(gym_env_vectorize_mode="vector_entry_point")` calls t
 registry's creator with `num_envs`, which lands here.
 
 What the module sees is what `envs/atari.py` produces: float32 [84, 84, 4] in [0, 1]
-(or uint8 in [0, 255] with env_config `frame_dtype="uint8"`), oldest frame first. So checkpoints, evaluation and export work the same for both paths.
+(or uint8 in [0, 255] with env_config `frame_dtype="uint8"`), oldest frame first. So
+checkpoints, evaluation and export work the same for both paths.
 Two differences remain, both ALE's: FIRE on reset is one frame (RLlib's FireResetEnv
 steps FIRE then RIGHT), and `max_episode_steps` counts the no-op frames of the start.
 """

@@ -92,7 +92,7 @@ def _add_server_flags(parser: Parser) -> None:
         choices=PROXIES,
         default=DEFAULTS.proxy,
         help="serve (Serve's HTTP proxy actor) or haproxy (Serve's HAProxy ingress: "
-        "2.5x the requests/s on 2 CPUs; docs/serving.md)",
+        "3.7-4.0x the batched requests/s on 2 CPUs; docs/serving.md)",
     )
     add("--address", help="Ray cluster to deploy on (auto, ray://HOST:10001); default: a local Ray")
     add(

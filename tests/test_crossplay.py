@@ -96,6 +96,32 @@ def test_bad_swaps_are_one_line(
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
+def test_a_policy_named_twice_is_refused(
+    maddpg_tag_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flag = f"adversary={maddpg_tag_run}"
+    code, err = evaluate_in_process(capsys, maddpg_tag_run, "--policy", flag, "--policy", flag)
+    assert code == 2 and "--policy adversary: given twice" in err, err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_damaged_other_checkpoint_points_to_its_earlier_one(
+    maddpg_tag_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The hint names the other run's intact checkpoint as a --policy value, not RUN's
+    --checkpoint."""
+    (trial,) = (p for p in maddpg_tag_run.iterdir() if (p / "params.json").exists())
+    other = tmp_path / trial.name
+    shutil.copytree(trial, other)
+    earlier, latest = sorted(other.glob("checkpoint_*"))
+    state = latest / MODULES_DIR / DEFAULT_MODULE_ID / "module_state.pkl"
+    state.write_bytes(state.read_bytes()[: state.stat().st_size // 2])
+    code, err = evaluate_in_process(capsys, maddpg_tag_run, "--policy", f"adversary={other}")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"--policy adversary: {state} is damaged" in err, err
+    assert err.strip().endswith(f"is intact: --policy adversary={earlier}"), err
+
+
 def test_single_agent_run_refuses_a_swap(cartpole_run: Path) -> None:
     with pytest.raises(UsageError, match="single-agent policy"):
         apply_swaps(restore_policy(locate(cartpole_run).checkpoint), (PolicySwap("x", Path()),))

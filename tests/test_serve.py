@@ -20,6 +20,7 @@ import pytest
 import torch
 import tree
 from ray.rllib.core.columns import Columns
+from ray.serve._private import haproxy as serve_haproxy
 
 from rlsuite import envs
 from rlsuite.evaluation.locate import MODULES_DIR, locate
@@ -81,7 +82,8 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
 
 def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_path: Path) -> None:
     """`--backend onnx --proxy haproxy` (one server start for both, CI time): the exported
-    network answers through Serve's HAProxy ingress, and Ctrl-C leaves no HAProxy running."""
+    network answers through Serve's HAProxy ingress, and Ctrl-C leaves no HAProxy running
+    and HAProxy's own logs in --logs-dir."""
     checkpoint = locate(cartpole).checkpoint
     obs = observations(checkpoint)
     expected = export.module_actions(load_module(checkpoint), obs).tolist()
@@ -95,6 +97,7 @@ def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_pa
         haproxies = _haproxies()
         assert haproxies, "no HAProxy runs for the server"
     assert not set(haproxies) & set(_haproxies()), "HAProxy outlived the server"
+    assert list((tmp_path / "logs").glob("haproxy-*.stderr.log")), "HAProxy's logs were not kept"
 
 
 def _haproxies() -> list[int]:
@@ -248,7 +251,10 @@ def refused(capsys: pytest.CaptureFixture[str], *args: str | Path) -> str:
 
 
 def test_unservable_paths_exit_2(
-    capsys: pytest.CaptureFixture[str], cartpole: Path, tmp_path: Path
+    capsys: pytest.CaptureFixture[str],
+    cartpole: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert "no trials or checkpoints" in refused(capsys, tmp_path)
     damaged = tmp_path / "damaged"
@@ -263,3 +269,8 @@ def test_unservable_paths_exit_2(
     assert code == 2 and "cannot listen there" in capsys.readouterr().err
     code = serve_main([str(cartpole), "--proxy", "haproxy", "--address", "auto"])
     assert code == 2 and "RAY_SERVE_ENABLE_HA_PROXY=1" in capsys.readouterr().err
+    # Serve's own override of where HAProxy is, pointing nowhere: refused before Ray starts.
+    monkeypatch.setattr(serve_haproxy, "RAY_SERVE_HAPROXY_BINARY_PATH", "/nonexistent/haproxy")
+    assert "--proxy haproxy: RAY_SERVE_HAPROXY_BINARY_PATH" in refused(
+        capsys, cartpole, "--proxy", "haproxy"
+    )

@@ -146,3 +146,14 @@ def test_used_where_rllibs_buffer_would_replay_the_same() -> None:
     )
     with pytest.raises(ValueError, match="transition_replay=False"):
         insisted.validate()
+
+
+def test_not_used_where_the_batches_would_skip_a_learner_connector_or_a_module_state() -> None:
+    """The batches reach the learner ready-made: a learner connector the config sets would
+    never run, and one-step rows cannot feed a stateful (recurrent) module."""
+    spread = load_experiment(ROOT / "experiments" / "qmix_spread.py").config.copy(copy_frozen=False)
+    assert not uses_transition_replay(spread, stateful_module=True)
+    connected = spread.training(learner_connector=lambda *spaces: [])
+    assert not uses_transition_replay(connected)
+    with pytest.raises(ValueError, match="runs no learner connector"):
+        connected.training(transition_replay=True).validate()

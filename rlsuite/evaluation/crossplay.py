@@ -24,6 +24,12 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.acting import ConnectedPolicy
+from rlsuite.evaluation.damage import (
+    DamagedCheckpointError,
+    check_intact,
+    earlier_intact,
+    restoring,
+)
 from rlsuite.evaluation.joint import JointPolicy
 from rlsuite.evaluation.locate import locate
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
@@ -47,6 +53,19 @@ class PolicySwap:
         return cls(policy_id, Path(path))
 
 
+def parse_swaps(texts: tuple[str, ...]) -> tuple[PolicySwap, ...]:
+    """`--policy` flags, each checked for its form and for a checkpoint at its path before
+    the run's own policy is restored; a policy named twice is refused, not overridden."""
+    swaps = tuple(PolicySwap.parse(text) for text in texts)
+    seen: set[str] = set()
+    for swap in swaps:
+        if swap.policy_id in seen:
+            raise UsageError(f"--policy {swap.policy_id}: given twice; give each policy once")
+        seen.add(swap.policy_id)
+        locate(swap.path)
+    return swaps
+
+
 def apply_swaps(policy: ConnectedPolicy, swaps: tuple[PolicySwap, ...]) -> list[str]:
     """Put each swap's weights into `policy`; one line per swap saying where they came from."""
     if swaps and not isinstance(policy, MultiAgentPolicy | JointPolicy):
@@ -57,13 +76,30 @@ def apply_swaps(policy: ConnectedPolicy, swaps: tuple[PolicySwap, ...]) -> list[
     lines = []
     for swap in swaps:
         checkpoint = locate(swap.path).checkpoint
-        if isinstance(policy, MultiAgentPolicy):
-            _swap_module(policy, swap.policy_id, checkpoint)
-        else:
-            assert isinstance(policy, JointPolicy)
-            _swap_actor(policy, swap.policy_id, checkpoint)
+        try:
+            check_intact(checkpoint)
+            with restoring(checkpoint):
+                _swap(policy, swap.policy_id, checkpoint)
+        except DamagedCheckpointError as error:
+            # Not rlsuite.evaluate's own hint, which names RUN's --checkpoint.
+            raise UsageError(f"--policy {swap.policy_id}: {error}{_earlier(swap, error)}") from None
         lines.append(f"policy {swap.policy_id} from {checkpoint}")
     return lines
+
+
+def _swap(policy: ConnectedPolicy, policy_id: str, checkpoint: Path) -> None:
+    if isinstance(policy, MultiAgentPolicy):
+        _swap_module(policy, policy_id, checkpoint)
+    else:
+        assert isinstance(policy, JointPolicy)
+        _swap_actor(policy, policy_id, checkpoint)
+
+
+def _earlier(swap: PolicySwap, error: DamagedCheckpointError) -> str:
+    earlier = earlier_intact(error.checkpoint)
+    if earlier is None:
+        return ""
+    return f"; its trial's previous checkpoint is intact: --policy {swap.policy_id}={earlier}"
 
 
 def _swap_module(policy: MultiAgentPolicy, policy_id: str, checkpoint: Path) -> None:

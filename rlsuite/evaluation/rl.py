@@ -19,7 +19,7 @@ from rlsuite import envs
 from rlsuite.errors import UsageError
 from rlsuite.evaluation import rollout, tables
 from rlsuite.evaluation.acting import ConnectedPolicy
-from rlsuite.evaluation.crossplay import PolicySwap, apply_swaps
+from rlsuite.evaluation.crossplay import apply_swaps, parse_swaps
 from rlsuite.evaluation.damage import DamagedCheckpointError
 from rlsuite.evaluation.joint import JointPolicy, is_joint, register_joint_name
 from rlsuite.evaluation.locate import MODULES_DIR, Target
@@ -50,6 +50,7 @@ class Evaluation:
 
 def prepare(options: EvaluateOptions, target: Target) -> Evaluation:
     _check_outputs(options)
+    swaps = parse_swaps(options.policies)
     env_name = options.env or target.env
     if env_name is None:
         raise UsageError(
@@ -59,7 +60,7 @@ def prepare(options: EvaluateOptions, target: Target) -> Evaluation:
     register_joint_name(trained)
     env = make_env(trained, _env_config(target, env_name), render=options.video is not None)
     policy = restore_policy(target.checkpoint)
-    swapped = apply_swaps(policy, tuple(PolicySwap.parse(text) for text in options.policies))
+    swapped = apply_swaps(policy, swaps)
     if options.export:
         _check_exportable(policy, target.checkpoint)
     policy.check_env(env_name, env)

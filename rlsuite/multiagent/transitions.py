@@ -1,5 +1,6 @@
 """Uniform replay of one-step transitions kept as arrays, and the training step that
-feeds the learner batches from it: MADDPG's and MASAC's default (`transition_replay`).
+feeds the learner batches from it: the default of MADDPG, MASAC, QMIX and VDN
+(`transition_replay`).
 
 Why not RLlib's `EpisodeReplayBuffer` alone: its `sample()` cuts each replayed step out
 of its episode as a new `SingleAgentEpisode` in a Python loop, and the learner connector
@@ -15,7 +16,8 @@ connector would have made (`obs`, `new_obs`, `actions`, `rewards`, `terminateds`
 What it does not do: prioritized replay, n-step returns and sequences for recurrent
 modules. `training(transition_replay=None)`, the default of MADDPG, MASAC, QMIX and VDN,
 uses it where RLlib's buffer would replay the same (a uniform `EpisodeReplayBuffer`,
-n_step 1, no recurrent module) and RLlib's buffers otherwise; True insists, False never.
+n_step 1, no stateful module, no learner connector of the config's own, which the ready
+batches would skip) and RLlib's buffers otherwise; True insists, False never.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 import numpy as np
 import tree
+from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
@@ -49,9 +52,10 @@ WEIGHTS = "weights"  # importance weights, all 1: the column prioritized replay 
 UNIFORM_BUFFER = "EpisodeReplayBuffer"
 
 
-def uses_transition_replay(config: Any) -> bool:
+def uses_transition_replay(config: Any, stateful_module: bool = False) -> bool:
     """Whether `config`'s algorithm replays through `TransitionReplayBuffer`; ValueError
-    where `transition_replay=True` asks for it and RLlib's buffer would replay otherwise."""
+    where `transition_replay=True` asks for it and RLlib's buffer would replay otherwise.
+    `stateful_module`: the built RLModule keeps a state (known only once it is built)."""
     choice = getattr(config, "transition_replay", None)
     if choice is False:
         return False
@@ -63,12 +67,37 @@ def uses_transition_replay(config: Any) -> bool:
         else f"replays one-step transitions, not n_step={config.n_step}"
         if config.n_step not in (1, None)
         else "replays single steps, not the sequences a recurrent module needs"
-        if model.get("use_lstm")
+        if model.get("use_lstm") or stateful_module
+        # The batches go to the learner ready-made: no learner connector runs on them.
+        else "runs no learner connector, and this config sets one"
+        if config._learner_connector is not None
         else None
     )
     if reason and choice:
         raise ValueError(f"transition_replay {reason}; set training(transition_replay=False)")
     return reason is None
+
+
+class TransitionReplaySettings:
+    """`training(transition_replay=None | True | False)` and its check in `validate()`;
+    put before RLlib's DQNConfig or SACConfig in a config's bases."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.transition_replay: bool | None = None
+
+    def training(self, *, transition_replay: bool | Any | None = NotProvided, **kwargs: Any) -> Any:
+        super().training(**kwargs)  # type: ignore[misc]
+        if transition_replay is not NotProvided:
+            self.transition_replay = transition_replay
+        return self
+
+    def validate(self) -> None:
+        try:
+            uses_transition_replay(self)
+        except ValueError as error:
+            self._value_error(str(error))  # type: ignore[attr-defined]
+        super().validate()  # type: ignore[misc]
 
 
 class TransitionReplayMixin:
@@ -79,7 +108,9 @@ class TransitionReplayMixin:
     def setup(self, config: Any) -> None:
         super().setup(config)  # type: ignore[misc]
         algo: Any = self
-        if uses_transition_replay(algo.config):
+        # DQN's setup asked an env runner whether the module keeps a state.
+        stateful = bool(getattr(algo, "_module_is_stateful", False))
+        if uses_transition_replay(algo.config, stateful):
             capacity = algo.config.replay_buffer_config["capacity"]
             # Seeded here: the suite's seeding callback ran in setup, on RLlib's buffer.
             algo.local_replay_buffer = TransitionReplayBuffer(capacity, seed=algo.config.seed)
@@ -126,7 +157,9 @@ class TransitionReplayBuffer:
         return batch
 
     def get_state(self) -> dict[str, Any]:
-        """What `store_buffer_in_checkpoints` saves: the stored rows, oldest first."""
+        """The stored rows, oldest first (RLlib's Checkpointable API). RLlib 2.60's new
+        stack keeps no replay buffer in its checkpoints, its own buffers included: a
+        resumed run refills the buffer from new samples."""
         order = (self._next - self._size + np.arange(self._size)) % self.capacity
         columns = self._columns or {}
         return {

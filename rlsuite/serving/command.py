@@ -44,6 +44,8 @@ def serve(options: ServeOptions) -> None:
             "--proxy haproxy starts HAProxy with this server's own Ray; on a cluster, start "
             "its nodes with RAY_SERVE_ENABLE_HA_PROXY=1 and drop --proxy"
         )
+    if options.proxy == "haproxy":
+        haproxy.check_binary()
     target = locate(options.path, options.trial, options.checkpoint)
     logs_dir = options.logs_dir or Path(tempfile.mkdtemp(prefix="rlsuite-serve-"))
     try:
@@ -52,7 +54,7 @@ def serve(options: ServeOptions) -> None:
     except DamagedCheckpointError as error:
         raise UsageError(str(error)) from None
     # HAProxy's settings reach Serve through the environment its Ray inherits.
-    with haproxy.enabled() if options.proxy == "haproxy" else contextlib.nullcontext():
+    with haproxy.enabled(logs_dir) if options.proxy == "haproxy" else contextlib.nullcontext():
         _run(options, target, model, logs_dir)
 
 

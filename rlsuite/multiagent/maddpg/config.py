@@ -40,10 +40,10 @@ from rlsuite.multiagent.maddpg.module import (
 )
 from rlsuite.multiagent.maddpg.returns import log_team_returns
 from rlsuite.multiagent.policies import SHARED, MultiAgentSettings, agent_spaces
-from rlsuite.multiagent.transitions import TransitionReplayMixin, uses_transition_replay
+from rlsuite.multiagent.transitions import TransitionReplayMixin, TransitionReplaySettings
 
 
-class MADDPGConfig(SACConfig):
+class MADDPGConfig(TransitionReplaySettings, SACConfig):
     """SAC's config plus `training(agent_policies, exploration_noise, local_critics)`."""
 
     supports_discrete_actions = True  # Gumbel-softmax actors (BenchMARL's capability idea)
@@ -59,8 +59,6 @@ class MADDPGConfig(SACConfig):
         self.gamma = 0.95  # Lowe et al. 2017's value
         # Uniform replay, as MADDPG's; SAC defaults to prioritized.
         self.replay_buffer_config = {"type": "EpisodeReplayBuffer", "capacity": 1_000_000}
-        # Replay that buffer's one-step transitions from arrays (transitions.py).
-        self.transition_replay: bool | None = None
         # RLlib logs the team's summed return only: `callbacks()` always puts
         # `log_team_returns` (each policy's and agent's return) first.
         self.callbacks(on_episode_end=None)
@@ -71,12 +69,9 @@ class MADDPGConfig(SACConfig):
         agent_policies: Sequence[str] | Any | None = NotProvided,
         exploration_noise: float | Any = NotProvided,
         local_critics: Sequence[str] | Any = NotProvided,
-        transition_replay: bool | Any = NotProvided,
         **kwargs: Any,
     ) -> MADDPGConfig:
         super().training(**kwargs)
-        if transition_replay is not NotProvided:
-            self.transition_replay = transition_replay
         if local_critics is not NotProvided:
             self.local_critics = tuple(local_critics or ())
         if agent_policies is not NotProvided:
@@ -105,11 +100,7 @@ class MADDPGConfig(SACConfig):
                 "MADDPG/MASAC take n_step=1 only: each agent's reward of a step rides in "
                 "the next observation, which n-step sampling skips"
             )
-        try:
-            uses_transition_replay(self)
-        except ValueError as error:
-            self._value_error(str(error))
-        super().validate()
+        super().validate()  # TransitionReplaySettings' check, then SAC's
 
     def _check_joint_env(self) -> None:
         if self.env is None:

@@ -30,10 +30,10 @@ from rlsuite.multiagent.qmix.module import (
     QMIXTorchRLModule,
 )
 from rlsuite.multiagent.qmix.team_env import TEAM_PREFIX, TeamEnv
-from rlsuite.multiagent.transitions import TransitionReplayMixin, uses_transition_replay
+from rlsuite.multiagent.transitions import TransitionReplayMixin, TransitionReplaySettings
 
 
-class QMIXConfig(DQNConfig):
+class QMIXConfig(TransitionReplaySettings, DQNConfig):
     """DQN's config plus the mixer: `training(mixer="qmix" | "vdn", mixing_embed_dim,
     hypernet_embed_dim)`."""
 
@@ -43,9 +43,6 @@ class QMIXConfig(DQNConfig):
         self.mixing_embed_dim = 32  # PyMARL's qmix.yaml
         self.hypernet_embed_dim = 64  # PyMARL's qmix.yaml (hypernet_layers=2)
         self.dueling = False  # per-agent heads have no dueling streams
-        # Uniform one-step replay from arrays where RLlib's buffer would replay the same
-        # (rlsuite/multiagent/transitions.py); False: RLlib's buffers always.
-        self.transition_replay: bool | None = None
 
     def training(
         self,
@@ -53,12 +50,9 @@ class QMIXConfig(DQNConfig):
         mixer: str | Any = NotProvided,
         mixing_embed_dim: int | Any = NotProvided,
         hypernet_embed_dim: int | Any = NotProvided,
-        transition_replay: bool | Any | None = NotProvided,
         **kwargs: Any,
     ) -> QMIXConfig:
         super().training(**kwargs)
-        if transition_replay is not NotProvided:
-            self.transition_replay = transition_replay
         if mixer is not NotProvided:
             self.mixer = mixer
         if mixing_embed_dim is not NotProvided:
@@ -68,15 +62,11 @@ class QMIXConfig(DQNConfig):
         return self
 
     def validate(self) -> None:
-        super().validate()
+        super().validate()  # TransitionReplaySettings' check, then DQN's
         if self.mixer not in MIXERS:
             self._value_error(f"unknown mixer '{self.mixer}'; use one of {', '.join(MIXERS)}")
         if self.num_atoms != 1 or self.dueling:
             self._value_error("QMIX/VDN take neither num_atoms > 1 nor dueling=True")
-        try:
-            uses_transition_replay(self)
-        except ValueError as error:
-            self._value_error(str(error))
         if self.env is not None and not _is_team_env(self.env):
             self._value_error(
                 "QMIX/VDN train a team as one agent: use .environment(**rlsuite.multiagent."
