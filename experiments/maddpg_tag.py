@@ -9,10 +9,11 @@ for leaving the arena): a rough sign of how often the hunters tag, not either te
 return; each team's is logged beside it (`policy_return_mean/adversary`,
 `policy_return_mean/agent`). Each agent's critic trains on its own reward.
 
-Expected (measured at 1M steps, seed 0; docs/experiments.md): 0.46 tags per greedy
-episode against its own prey; independent-DDPG hunters (`--set
-"training.local_critics=['adversary']"`) trained the same way tag that prey 0.35 times
-an episode (`rlsuite.evaluate ... --policy adversary=OTHER_RUN`, 1,000 episodes each).
+Expected (measured at 1M steps, seed 0, two pairs of runs; docs/experiments.md): 0.45-0.46
+tags per greedy episode against its own prey; independent-DDPG hunters (`--set
+"training.local_critics=['adversary']"`) trained the same way tag that prey 0.31-0.35
+times an episode (`rlsuite.evaluate ... --policy adversary=OTHER_RUN`, 1,000 episodes
+each): 1.31x and 1.47x.
 
 Method and settings: Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments" (predator-prey, their appendix and openai/maddpg's
