@@ -7,9 +7,10 @@ of per-walker ones, so the two files compare the critic's input alone. The walke
 as one RLlib agent (`joint`), so `episode_return_mean` is the team return, the sum over
 the three walkers (a fallen package costs -100 per walker).
 
-Expected: not yet measured here: on 2 CPUs it trains at 4-5 env steps/s once learning
-starts, about 12 hours for 200k steps (docs/multiagent.md, "On two CPUs"), so the run
-needs a GPU machine. Method: SAC (Haarnoja et al. 2018) with MADDPG's
+Expected: not yet measured here: on 2 CPUs it trains at 10.5-10.7 env steps/s once
+learning starts (4.96-5.49 with RLlib's replay buffer instead of replay from arrays),
+about 5.5 hours for 200k steps (docs/multiagent.md, "On two CPUs"), so the run needs a
+GPU machine. Method: SAC (Haarnoja et al. 2018) with MADDPG's
 centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et al. 2024);
 settings from CleanRL's SAC, as in sac_multiwalker.py.
 """

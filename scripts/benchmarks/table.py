@@ -27,7 +27,7 @@ QMIX = "[multiagent.md](multiagent.md#qmix-and-vdn)"
 ON_TWO_CPUS = "[multiagent.md](multiagent.md#on-two-cpus)"
 MEASURED_ON_TWO_CPUS = "env steps/s measured on 2 CPUs once learning starts"
 SAC_MULTIWALKER = f"{GPU} (1.7-1.9 {MEASURED_ON_TWO_CPUS}: {ON_TWO_CPUS})"
-MASAC_MULTIWALKER = f"{GPU} (4-5 {MEASURED_ON_TWO_CPUS}: {ON_TWO_CPUS})"
+MASAC_MULTIWALKER = f"{GPU} (10.5-10.7 {MEASURED_ON_TWO_CPUS}: {ON_TWO_CPUS})"
 PISTONBALL = f"{GPU} (3 env steps/s measured on 2 CPUs: {ON_TWO_CPUS})"
 
 
