@@ -131,12 +131,11 @@ class TransitionReplayBuffer:
         self.rng = np.random.default_rng(seed)
         self._columns: dict[str, list[np.ndarray]] | None = None
         self._structure: Any = None  # the observation's nesting (JointEnv's is a dict)
-        self._size = 0
         self._next = 0
         self.added = 0
 
     def __len__(self) -> int:
-        return self._size
+        return min(self.added, self.capacity)
 
     def add(self, episodes: Iterable[SingleAgentEpisode]) -> None:
         for episode in episodes:
@@ -147,8 +146,8 @@ class TransitionReplayBuffer:
 
     def sample(self, batch_size: int) -> dict[str, Any]:
         """`batch_size` transitions drawn uniformly (with replacement), as columns."""
-        assert self._columns is not None and self._size, "sample() before any add()"
-        rows = self.rng.integers(self._size, size=batch_size)
+        assert self._columns is not None and len(self), "sample() before any add()"
+        rows = self.rng.integers(len(self), size=batch_size)
         picked = {name: [array[rows] for array in arrays] for name, arrays in self._columns.items()}
         batch = {name: arrays[0] for name, arrays in picked.items() if name not in _NESTED}
         for name in _NESTED:
@@ -160,7 +159,7 @@ class TransitionReplayBuffer:
         """The stored rows, oldest first (RLlib's Checkpointable API). RLlib 2.60's new
         stack keeps no replay buffer in its checkpoints, its own buffers included: a
         resumed run refills the buffer from new samples."""
-        order = (self._next - self._size + np.arange(self._size)) % self.capacity
+        order = (self._next - len(self) + np.arange(len(self))) % self.capacity
         columns = self._columns or {}
         return {
             "columns": {name: [a[order] for a in arrays] for name, arrays in columns.items()},
@@ -169,7 +168,7 @@ class TransitionReplayBuffer:
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
-        self._columns, self._size, self._next = None, 0, 0
+        self._columns, self._next = None, 0
         self._structure = state["structure"]
         if state["columns"]:
             self._add_rows(state["columns"])
@@ -189,7 +188,6 @@ class TransitionReplayBuffer:
                 for stored, new in zip(self._columns[name], arrays, strict=True):
                     stored[slots] = new[start:stop]
             self._next = int((slots[-1] + 1) % self.capacity)
-        self._size = min(self._size + count, self.capacity)
         self.added += count
 
 

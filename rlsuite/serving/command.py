@@ -54,7 +54,7 @@ def serve(options: ServeOptions) -> None:
     except DamagedCheckpointError as error:
         raise UsageError(str(error)) from None
     # HAProxy's settings reach Serve through the environment its Ray inherits.
-    with haproxy.enabled(logs_dir) if options.proxy == "haproxy" else contextlib.nullcontext():
+    with haproxy.for_proxy(options.proxy, logs_dir):
         _run(options, target, model, logs_dir)
 
 

@@ -24,6 +24,7 @@ import socket
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from rlsuite.errors import UsageError
 
@@ -60,6 +61,11 @@ def enabled(logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
             if logs_dir is not None:
                 for log in Path(state_dir).rglob("*.log"):  # under the node id
                     shutil.copy2(log, logs_dir / f"haproxy-{log.name}")
+
+
+def for_proxy(proxy: str, logs_dir: Path | None = None) -> contextlib.AbstractContextManager[Any]:
+    """`enabled(logs_dir)` for `--proxy haproxy`, nothing for Serve's own proxy."""
+    return enabled(logs_dir) if proxy == "haproxy" else contextlib.nullcontext()
 
 
 def check_binary() -> None:

@@ -10,7 +10,6 @@ python scripts/benchmarks/serve_floor.py --port PORT [--proxy serve|haproxy]
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import signal
 import threading
@@ -41,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with haproxy.enabled() if args.proxy == "haproxy" else contextlib.nullcontext():
+    with haproxy.for_proxy(args.proxy):
         ray.init(log_to_driver=False)
         serve.start(http_options=HTTPOptions(host="127.0.0.1", port=args.port))
         app = serve.deployment(name="floor", max_ongoing_requests=MAX_ONGOING)(Floor).bind()
