@@ -81,6 +81,10 @@ def test_cli_prints_where_the_policy_came_from(
         ("adversary", "expected ID=PATH"),
         ("hunter=SAME", "has no policy 'hunter' (it has adversary, agent)"),
         ("adversary=SPREAD", "is not a team trained as one agent"),
+        (
+            "adversary=/nonexistent",
+            "--policy adversary=/nonexistent: /nonexistent: no such directory",
+        ),
     ],
 )
 def test_bad_swaps_are_one_line(

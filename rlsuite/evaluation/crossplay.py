@@ -62,7 +62,10 @@ def parse_swaps(texts: tuple[str, ...]) -> tuple[PolicySwap, ...]:
         if swap.policy_id in seen:
             raise UsageError(f"--policy {swap.policy_id}: given twice; give each policy once")
         seen.add(swap.policy_id)
-        locate(swap.path)
+        try:
+            locate(swap.path)
+        except UsageError as error:  # say which flag: RUN's own path is checked the same way
+            raise UsageError(f"--policy {swap.policy_id}={swap.path}: {error}") from None
     return swaps
 
 
