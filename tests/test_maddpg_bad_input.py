@@ -41,6 +41,12 @@ experiment = Experiment(
             ".training(local_critics=['adversary'])",
             ("local_critics names 'adversary'", "(shared)"),
         ),
+        (
+            "MASACConfig",
+            "**joint('sisl/multiwalker')",
+            ".training(transition_replay=False, store_buffer_in_checkpoints=True)",
+            ("store_buffer_in_checkpoints keeps the suite's replay from arrays only",),
+        ),
     ],
 )
 def test_bad_input_is_refused_in_one_line(

@@ -15,7 +15,8 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent.maddpg.joint_env import AGENT_REWARDS, OBS
 from rlsuite.multiagent.qmix import QMIXConfig
-from rlsuite.multiagent.transitions import TransitionReplayBuffer, uses_transition_replay
+from rlsuite.multiagent.transition_buffer import TransitionReplayBuffer
+from rlsuite.multiagent.transitions import uses_transition_replay
 from rlsuite.rl.smoke import smoke_config
 from tests.helpers import ROOT, local_ray
 

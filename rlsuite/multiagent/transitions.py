@@ -14,7 +14,13 @@ connector would have made (`obs`, `new_obs`, `actions`, `rewards`, `terminateds`
 `truncateds`, `weights`), so the learner and its losses are unchanged.
 
 What it does not do: prioritized replay, n-step returns and sequences for recurrent
-modules. `training(transition_replay=None)`, the default of MADDPG, MASAC, QMIX and VDN,
+modules.
+
+RLlib's `store_buffer_in_checkpoints=True` (DQN's and SAC's own flag, off by default)
+keeps the buffer's rows and its sampling state in each checkpoint, so `--resume` and PBT's
+exploit carry on from a full buffer. RLlib 2.60's new stack ignores the flag for its own
+buffers (a resumed run refills an empty one), so here it is refused where RLlib's buffers
+replay. A full buffer of simple_spread's 1M transitions is about 0.6 GB a checkpoint. `training(transition_replay=None)`, the default of MADDPG, MASAC, QMIX and VDN,
 uses it where RLlib's buffer would replay the same (a uniform `EpisodeReplayBuffer`,
 n_step 1, no stateful module, no learner connector of the config's own, which the ready
 batches would skip) and RLlib's buffers otherwise; True insists, False never.
@@ -22,15 +28,11 @@ batches would skip) and RLlib's buffers otherwise; True insists, False never.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import logging
 from typing import Any
 
-import numpy as np
-import tree
 from ray.rllib.algorithms.algorithm_config import NotProvided
 from ray.rllib.core import DEFAULT_MODULE_ID
-from ray.rllib.core.columns import Columns
-from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from ray.rllib.execution.rollout_ops import synchronous_parallel_sample
 from ray.rllib.policy.sample_batch import MultiAgentBatch, SampleBatch
 from ray.rllib.utils.metrics import (
@@ -47,9 +49,18 @@ from ray.rllib.utils.metrics import (
     TD_ERROR_KEY,
     TIMERS,
 )
+from ray.tune.result import TRAINING_ITERATION
 
-WEIGHTS = "weights"  # importance weights, all 1: the column prioritized replay would set
+from rlsuite.multiagent.transition_buffer import TransitionReplayBuffer
+
+logger = logging.getLogger(__name__)
+
 UNIFORM_BUFFER = "EpisodeReplayBuffer"
+BUFFER_STATE = "local_replay_buffer"  # the key RLlib's old stack stored its buffer under
+NO_STORED_BUFFER = (
+    "store_buffer_in_checkpoints keeps the suite's replay from arrays only (RLlib 2.60's "
+    "new stack checkpoints none of its own buffers): drop it, or let transition_replay apply"
+)
 
 
 def uses_transition_replay(config: Any, stateful_module: bool = False) -> bool:
@@ -94,9 +105,11 @@ class TransitionReplaySettings:
 
     def validate(self) -> None:
         try:
-            uses_transition_replay(self)
+            arrays = uses_transition_replay(self)
         except ValueError as error:
             self._value_error(str(error))  # type: ignore[attr-defined]
+        if getattr(self, "store_buffer_in_checkpoints", False) and not arrays:
+            self._value_error(NO_STORED_BUFFER)  # type: ignore[attr-defined]
         super().validate()  # type: ignore[misc]
 
 
@@ -114,6 +127,33 @@ class TransitionReplayMixin:
             capacity = algo.config.replay_buffer_config["capacity"]
             # Seeded here: the suite's seeding callback ran in setup, on RLlib's buffer.
             algo.local_replay_buffer = TransitionReplayBuffer(capacity, seed=algo.config.seed)
+        elif algo.config.store_buffer_in_checkpoints:  # a stateful module, found only now
+            raise ValueError(NO_STORED_BUFFER)
+
+    def get_state(self, components: Any = None, **kwargs: Any) -> dict[str, Any]:
+        algo: Any = self
+        state: dict[str, Any] = super().get_state(components, **kwargs)  # type: ignore[misc]
+        buffer = algo.local_replay_buffer
+        # Only the base state (RLlib asks for components one by one too, e.g. for weights).
+        if components is None and algo.config.store_buffer_in_checkpoints and buffer is not None:
+            state[BUFFER_STATE] = buffer.get_state()
+        return state
+
+    def set_state(self, state: dict[str, Any]) -> None:
+        super().set_state(state)  # type: ignore[misc]
+        algo: Any = self
+        stored = state.get(BUFFER_STATE)
+        wanted = algo.config.store_buffer_in_checkpoints
+        if stored is not None and wanted:
+            algo.local_replay_buffer.set_state(stored)
+        elif stored is not None or (wanted and _is_whole_state(state)):
+            # RLlib's own warnings for the same two cases (Algorithm.__setstate__).
+            logger.warning(
+                "the checkpoint holds %s replay buffer, and store_buffer_in_checkpoints is %s:"
+                " the buffer starts empty",
+                "a" if stored is not None else "no",
+                wanted,
+            )
 
     def training_step(self) -> Any:
         algo: Any = self
@@ -122,103 +162,9 @@ class TransitionReplayMixin:
         return super().training_step()  # type: ignore[misc]
 
 
-class TransitionReplayBuffer:
-    """FIFO ring of one-step transitions; uniform sampling with replacement, as RLlib's
-    `EpisodeReplayBuffer` samples timesteps."""
-
-    def __init__(self, capacity: int, seed: int | None = None) -> None:
-        self.capacity = int(capacity)
-        self.rng = np.random.default_rng(seed)
-        self._columns: dict[str, list[np.ndarray]] | None = None
-        self._structure: Any = None  # the observation's nesting (JointEnv's is a dict)
-        self._next = 0
-        self.added = 0
-
-    def __len__(self) -> int:
-        return min(self.added, self.capacity)
-
-    def add(self, episodes: Iterable[SingleAgentEpisode]) -> None:
-        for episode in episodes:
-            if len(episode):
-                columns, structure = _transitions(episode)
-                self._structure = structure
-                self._add_rows(columns)
-
-    def sample(self, batch_size: int) -> dict[str, Any]:
-        """`batch_size` transitions drawn uniformly (with replacement), as columns."""
-        assert self._columns is not None and len(self), "sample() before any add()"
-        rows = self.rng.integers(len(self), size=batch_size)
-        picked = {name: [array[rows] for array in arrays] for name, arrays in self._columns.items()}
-        batch = {name: arrays[0] for name, arrays in picked.items() if name not in _NESTED}
-        for name in _NESTED:
-            batch[name] = tree.unflatten_as(self._structure, picked[name])
-        batch[WEIGHTS] = np.ones(batch_size, np.float32)
-        return batch
-
-    def get_state(self) -> dict[str, Any]:
-        """The stored rows, oldest first (RLlib's Checkpointable API). RLlib 2.60's new
-        stack keeps no replay buffer in its checkpoints, its own buffers included: a
-        resumed run refills the buffer from new samples."""
-        order = (self._next - len(self) + np.arange(len(self))) % self.capacity
-        columns = self._columns or {}
-        return {
-            "columns": {name: [a[order] for a in arrays] for name, arrays in columns.items()},
-            "structure": self._structure,
-            "added": self.added,
-        }
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        self._columns, self._next = None, 0
-        self._structure = state["structure"]
-        if state["columns"]:
-            self._add_rows(state["columns"])
-        self.added = state["added"]
-
-    def _add_rows(self, columns: dict[str, list[np.ndarray]]) -> None:
-        if self._columns is None:
-            self._columns = {
-                name: [np.empty((self.capacity, *a.shape[1:]), a.dtype) for a in arrays]
-                for name, arrays in columns.items()
-            }
-        count = len(columns[Columns.ACTIONS][0])
-        for start in range(0, count, self.capacity):  # a chunk longer than the buffer wraps
-            stop = min(start + self.capacity, count)
-            slots = (self._next + np.arange(stop - start)) % self.capacity
-            for name, arrays in columns.items():
-                for stored, new in zip(self._columns[name], arrays, strict=True):
-                    stored[slots] = new[start:stop]
-            self._next = int((slots[-1] + 1) % self.capacity)
-        self.added += count
-
-
-_NESTED = (Columns.OBS, Columns.NEXT_OBS)
-
-
-def _transitions(episode: SingleAgentEpisode) -> tuple[dict[str, list[np.ndarray]], Any]:
-    """An episode chunk's T steps as flat columns (nested observations flattened), and
-    the observations' nesting."""
-    observations = _stacked(episode.get_observations())  # T + 1 of them
-    steps = len(episode)
-    terminated = np.zeros(steps, bool)
-    truncated = np.zeros(steps, bool)
-    terminated[-1], truncated[-1] = episode.is_terminated, episode.is_truncated
-    flat = tree.flatten(observations)
-    columns = {
-        Columns.OBS: [leaf[:-1] for leaf in flat],
-        Columns.NEXT_OBS: [leaf[1:] for leaf in flat],
-        Columns.ACTIONS: [np.asarray(episode.get_actions())],
-        Columns.REWARDS: [np.asarray(episode.get_rewards(), np.float32)],
-        Columns.TERMINATEDS: [terminated],
-        Columns.TRUNCATEDS: [truncated],
-    }
-    return columns, tree.map_structure(lambda _: None, observations)
-
-
-def _stacked(observations: Any) -> Any:
-    """Observations as arrays with a leading time axis (a list of them stacked)."""
-    if isinstance(observations, list):
-        return tree.map_structure(lambda *leaves: np.stack(leaves), *observations)
-    return observations
+def _is_whole_state(state: dict[str, Any]) -> bool:
+    # A checkpoint's base state carries the iteration; a weights-only sync does not.
+    return TRAINING_ITERATION in state
 
 
 def train_from_transitions(algorithm: Any) -> None:
