@@ -4,6 +4,7 @@ fancy index per column (why: that module's docstring)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -49,25 +50,36 @@ class TransitionReplayBuffer:
         return batch
 
     def get_state(self) -> dict[str, Any]:
-        """The stored rows, oldest first, and the sampler's state (RLlib's Checkpointable
-        API; checkpointed where `store_buffer_in_checkpoints` asks, see transitions.py)."""
-        order = (self._next - len(self) + np.arange(len(self))) % self.capacity
+        """The stored rows as they lie in the ring, where the next row goes, and the
+        sampler's state (RLlib's Checkpointable API; see buffer_checkpoint.py). The RNG
+        state is a JSON string: PCG64's 128-bit integers do not fit msgpack checkpoints."""
         columns = self._columns or {}
         return {
-            "columns": {name: [a[order] for a in arrays] for name, arrays in columns.items()},
+            "columns": {name: [a[: len(self)] for a in arrays] for name, arrays in columns.items()},
+            "next": self._next,
             "structure": self._structure,
             "added": self.added,
-            "rng": self.rng.bit_generator.state,
+            "rng": json.dumps(self.rng.bit_generator.state),
         }
 
     def set_state(self, state: dict[str, Any]) -> None:
-        """Rows beyond this buffer's capacity are dropped oldest first, as `add` would."""
+        """Into a buffer of the same capacity the ring comes back as it was, so the same
+        sampler draws the same rows; into another capacity the rows go in oldest first,
+        the oldest dropped where they do not fit, as `add` would."""
         self._columns, self._next = None, 0
         self._structure = state["structure"]
-        if state["columns"]:
-            self._add_rows(state["columns"])
+        columns, rows = state["columns"], len(state["columns"].get(Columns.ACTIONS, [[]])[0])
+        if rows:
+            oldest_first = (state["next"] + np.arange(rows)) % rows
+            if rows == self.capacity:  # a full ring of this size: keep its layout
+                self._add_rows(columns)
+                self._next = state["next"] % self.capacity
+            else:
+                self._add_rows(
+                    {name: [a[oldest_first] for a in arrays] for name, arrays in columns.items()}
+                )
         self.added = state["added"]
-        self.rng.bit_generator.state = state["rng"]
+        self.rng.bit_generator.state = json.loads(state["rng"])
 
     def _add_rows(self, columns: dict[str, list[np.ndarray]]) -> None:
         if self._columns is None:

@@ -14,21 +14,15 @@ connector would have made (`obs`, `new_obs`, `actions`, `rewards`, `terminateds`
 `truncateds`, `weights`), so the learner and its losses are unchanged.
 
 What it does not do: prioritized replay, n-step returns and sequences for recurrent
-modules.
-
-RLlib's `store_buffer_in_checkpoints=True` (DQN's and SAC's own flag, off by default)
-keeps the buffer's rows and its sampling state in each checkpoint, so `--resume` and PBT's
-exploit carry on from a full buffer. RLlib 2.60's new stack ignores the flag for its own
-buffers (a resumed run refills an empty one), so here it is refused where RLlib's buffers
-replay. A full buffer of simple_spread's 1M transitions is about 0.6 GB a checkpoint. `training(transition_replay=None)`, the default of MADDPG, MASAC, QMIX and VDN,
+modules. `training(transition_replay=None)`, the default of MADDPG, MASAC, QMIX and VDN,
 uses it where RLlib's buffer would replay the same (a uniform `EpisodeReplayBuffer`,
 n_step 1, no stateful module, no learner connector of the config's own, which the ready
-batches would skip) and RLlib's buffers otherwise; True insists, False never.
+batches would skip) and RLlib's buffers otherwise; True insists, False never. Its
+checkpointing (RLlib's `store_buffer_in_checkpoints`): buffer_checkpoint.py.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import NotProvided
@@ -49,18 +43,11 @@ from ray.rllib.utils.metrics import (
     TD_ERROR_KEY,
     TIMERS,
 )
-from ray.tune.result import TRAINING_ITERATION
 
+from rlsuite.multiagent.buffer_checkpoint import NO_STORED_BUFFER, BufferCheckpointMixin
 from rlsuite.multiagent.transition_buffer import TransitionReplayBuffer
 
-logger = logging.getLogger(__name__)
-
 UNIFORM_BUFFER = "EpisodeReplayBuffer"
-BUFFER_STATE = "local_replay_buffer"  # the key RLlib's old stack stored its buffer under
-NO_STORED_BUFFER = (
-    "store_buffer_in_checkpoints keeps the suite's replay from arrays only (RLlib 2.60's "
-    "new stack checkpoints none of its own buffers): drop it, or let transition_replay apply"
-)
 
 
 def uses_transition_replay(config: Any, stateful_module: bool = False) -> bool:
@@ -107,13 +94,14 @@ class TransitionReplaySettings:
         try:
             arrays = uses_transition_replay(self)
         except ValueError as error:
+            arrays = False  # _value_error only logs where validation is turned off
             self._value_error(str(error))  # type: ignore[attr-defined]
         if getattr(self, "store_buffer_in_checkpoints", False) and not arrays:
             self._value_error(NO_STORED_BUFFER)  # type: ignore[attr-defined]
         super().validate()  # type: ignore[misc]
 
 
-class TransitionReplayMixin:
+class TransitionReplayMixin(BufferCheckpointMixin):
     """Put before RLlib's DQN or SAC in an Algorithm's bases: where the config
     `uses_transition_replay`, the replay buffer is a `TransitionReplayBuffer` of its
     capacity and the training step learns from its batches."""
@@ -130,41 +118,11 @@ class TransitionReplayMixin:
         elif algo.config.store_buffer_in_checkpoints:  # a stateful module, found only now
             raise ValueError(NO_STORED_BUFFER)
 
-    def get_state(self, components: Any = None, **kwargs: Any) -> dict[str, Any]:
-        algo: Any = self
-        state: dict[str, Any] = super().get_state(components, **kwargs)  # type: ignore[misc]
-        buffer = algo.local_replay_buffer
-        # Only the base state (RLlib asks for components one by one too, e.g. for weights).
-        if components is None and algo.config.store_buffer_in_checkpoints and buffer is not None:
-            state[BUFFER_STATE] = buffer.get_state()
-        return state
-
-    def set_state(self, state: dict[str, Any]) -> None:
-        super().set_state(state)  # type: ignore[misc]
-        algo: Any = self
-        stored = state.get(BUFFER_STATE)
-        wanted = algo.config.store_buffer_in_checkpoints
-        if stored is not None and wanted:
-            algo.local_replay_buffer.set_state(stored)
-        elif stored is not None or (wanted and _is_whole_state(state)):
-            # RLlib's own warnings for the same two cases (Algorithm.__setstate__).
-            logger.warning(
-                "the checkpoint holds %s replay buffer, and store_buffer_in_checkpoints is %s:"
-                " the buffer starts empty",
-                "a" if stored is not None else "no",
-                wanted,
-            )
-
     def training_step(self) -> Any:
         algo: Any = self
         if isinstance(algo.local_replay_buffer, TransitionReplayBuffer):
             return train_from_transitions(algo)
         return super().training_step()  # type: ignore[misc]
-
-
-def _is_whole_state(state: dict[str, Any]) -> bool:
-    # A checkpoint's base state carries the iteration; a weights-only sync does not.
-    return TRAINING_ITERATION in state
 
 
 def train_from_transitions(algorithm: Any) -> None:
