@@ -14,6 +14,7 @@ from ray.tune.experiment import Trial
 
 from rlsuite.experiment import Experiment
 from rlsuite.launcher import cluster, console
+from rlsuite.launcher.experiment_state import sync_after_every_trial_checkpoint
 from rlsuite.launcher.live import progress_callback, stop_live_views
 from rlsuite.launcher.shutdown import SHUTDOWN, EndsRunOnceAllPaused, pausing
 from rlsuite.launcher.workloads import workload_for
@@ -65,10 +66,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     # The classic reporter at verbose=0 prints nothing; progress_callback prints instead.
     os.environ.setdefault("RAY_AIR_NEW_OUTPUT", "0")
     os.environ.update(ACTOR_ENV_VARS)
-    # Tune writes its experiment state at least every this many seconds ("auto": 10 s or
-    # more, else after `num_to_keep` checkpoints): 0 writes it after every event, so a
-    # driver killed by SIGKILL resumes from its trials' latest checkpoints.
-    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "0")
+    sync_after_every_trial_checkpoint()  # a SIGKILLed driver resumes from the latest ones
     workload = workload_for(experiment.config)
     _init_ray(experiment, launch, workload)
     console.keep_log()  # Ray is up and the cluster checks passed: the run keeps its logs
