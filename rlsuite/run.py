@@ -7,7 +7,7 @@ trial failed or (`--as-test`) missed its stop return, 2 bad input, 130 interrupt
 
 from __future__ import annotations
 
-import argparse
+import shlex
 import sys
 
 from rlsuite.errors import UsageError
@@ -45,7 +45,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"results: {run.experiment_dir}  (tensorboard --logdir {storage})")
     if run.interrupted:
         cause = "stopped by SIGTERM" if run.terminated else "interrupted"
-        print(f"{cause}: continue with  {_resume_command(args)}", file=sys.stderr)
+        print(
+            f"{cause}: continue with  {_resume_command(sys.argv[1:] if argv is None else argv)}",
+            file=sys.stderr,
+        )
         return EXIT_TERMINATED if run.terminated else EXIT_INTERRUPTED
     if run.failed:
         return EXIT_FAILED
@@ -55,13 +58,13 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _resume_command(args: argparse.Namespace) -> str:
-    parts = ["python -m rlsuite.run", args.experiment_file, "--resume"]
-    if args.name:
-        parts += ["--name", args.name]
-    if args.storage_path != DEFAULT_STORAGE_PATH:
-        parts += ["--storage-path", args.storage_path]
-    return " ".join(parts)
+def _resume_command(argv: list[str]) -> str:
+    """The command that started the run, plus --resume (less --overwrite): the flags that
+    shape the trials (--seeds, --num-samples, --set) must be the same for Tune to resume."""
+    kept = [arg for arg in argv if arg != "--overwrite"]
+    return shlex.join(
+        ["python", "-m", "rlsuite.run", *kept, *([] if "--resume" in kept else ["--resume"])]
+    )
 
 
 def build_parser() -> Parser:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -133,7 +134,11 @@ def test_sigterm_checkpoints_exits_143_and_resume_loses_no_iteration(tmp_path: P
     out, err = driver.communicate(timeout=60)
     assert time.monotonic() - sent < 30, "a cloud kills the machine 30 s after SIGTERM"
     assert driver.returncode == 143, err
-    assert "SIGTERM" in err and "--resume" in err
+    # The hint repeats the command that started the run: its flags shape the trials.
+    hint = shlex.join(
+        ["python", "-m", "rlsuite.run", str(CARTPOLE), *flags, "--storage-path", str(storage)]
+    )
+    assert f"stopped by SIGTERM: continue with  {hint} --resume" in err, err
     finished = max(seen + [int(m) for m in ITERATION_LINE.findall(out)])
     resumed = run_cli(CARTPOLE, *flags, "--resume", storage=storage)
     assert resumed.returncode == 0, resumed.stderr
@@ -180,3 +185,18 @@ def test_killed_env_runner_is_survived_with_max_failures(tmp_path: Path) -> None
     out, err = driver.communicate(timeout=300)
     assert driver.returncode == 0, err
     assert max(int(m) for m in ITERATION_LINE.findall(out)) == 10
+
+
+def test_resume_with_other_trial_shaping_flags_is_one_line(finished_run: Path) -> None:
+    before = _digest(finished_run)
+    resumed = run_cli(CARTPOLE, *SAME_RUN, "--seeds", "2", "--resume", storage=finished_run)
+    assert resumed.returncode == 2, resumed.stderr[-2000:]
+    error = resumed.stderr.strip().splitlines()[-1]
+    assert error.startswith("rlsuite.run: error: --resume ") and "other flags" in error
+    assert "Traceback" not in resumed.stderr
+    # Only logs/ changes: the refused attempt's own Ray logs, kept for whoever looks.
+    assert _without_logs(_digest(finished_run)) == _without_logs(before)
+
+
+def _without_logs(digest: dict[str, str]) -> dict[str, str]:
+    return {path: sha for path, sha in digest.items() if f"{RUN}/logs/" not in path}

@@ -12,6 +12,7 @@ import ray
 from ray.tune import FailureConfig, ResultGrid, RunConfig, TuneConfig, Tuner
 from ray.tune.experiment import Trial
 
+from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
 from rlsuite.launcher import cluster, console
 from rlsuite.launcher.experiment_state import sync_after_every_trial_checkpoint
@@ -73,13 +74,24 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     previous_handler = SHUTDOWN.install()  # after ray.init, which sets Ray's own
     trainable = workload.trainable(experiment)
     if launch.resume:
-        tuner = Tuner.restore(
-            str(launch.experiment_dir),
-            trainable=trainable,
-            resume_unfinished=True,
-            resume_errored=True,
-            param_space=workload.param_space(experiment),
-        )
+        try:
+            tuner = Tuner.restore(
+                str(launch.experiment_dir),
+                trainable=trainable,
+                resume_unfinished=True,
+                resume_errored=True,
+                param_space=workload.param_space(experiment),
+            )
+        except ValueError as error:
+            signal.signal(signal.SIGTERM, previous_handler)
+            if "param_space" not in str(error):
+                raise
+            # Tune compares the trials' config keys; its message lists hundreds of them.
+            raise UsageError(
+                f"--resume {launch.experiment_dir}: its trials were made with other flags "
+                "that shape them (--seeds, --num-samples, a searched --set); resume with "
+                "the command that started it plus --resume, as its interruption printed"
+            ) from None
     else:
         max_concurrent = launch.max_concurrent_trials or workload.max_concurrent_trials(
             experiment, ray.cluster_resources()
