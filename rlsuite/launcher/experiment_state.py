@@ -7,9 +7,9 @@ writes it on a period (TUNE_GLOBAL_CHECKPOINT_S, "auto": 10 s or more, at most 5
 time) and after every `num_to_keep` checkpoints of a trial. The suite used to set the period
 to 0, a write after every event: each write re-copies the driver's whole staging directory,
 the trials' growing result.json, progress.csv and TensorBoard files included, into the
-storage path. On `maddpg_spread.py`'s 1.1 s iterations (two trials, 25 minutes in, 38 MB
-result.json each) that kept the driver busy a third of a core, beside trials that have one
-core between them, and readers saw the files truncated mid-copy. Here the period is Tune's
+storage path. On `maddpg_spread.py`'s 1.1 s iterations (two trials; 38 MB of result.json
+each by 40 minutes in) that kept the driver at a third of a core and more, beside trials
+that have one core between them, and readers saw the files truncated mid-copy. Here the period is Tune's
 default and the count is one: Tune's own forced write (`_ExperimentCheckpointManager`'s
 `sync_every_n_trial_checkpoints`, which Tune sets from `num_to_keep`) after each checkpoint.
 """
