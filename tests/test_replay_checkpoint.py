@@ -89,19 +89,26 @@ def _no_new_warnings() -> Iterator[None]:
     assert not handler.records, [record.getMessage() for record in handler.records]
 
 
+def _trained_and_saved(store: bool, iterations: int, checkpoint: Path) -> dict[str, Any]:
+    """Train, save a checkpoint; the buffer's state as saved. Checks that the buffer is in
+    the base state only where asked, and never in a single component's."""
+    algo = _config(store).build_algo()
+    try:
+        for _ in range(iterations):
+            algo.train()
+        assert (BUFFER_STATE in algo.get_state()) == store
+        assert BUFFER_STATE not in algo.get_state(components="learner_group")
+        algo.save_to_path(checkpoint)
+        return algo.local_replay_buffer.get_state()
+    finally:
+        algo.stop()
+
+
 def test_checkpoint_keeps_the_buffer_where_asked(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with local_ray():
-        algo = _config(store=True).build_algo()
-        try:
-            algo.train()
-            algo.train()
-            saved = algo.local_replay_buffer.get_state()
-            algo.save_to_path(tmp_path / "with")
-            assert BUFFER_STATE not in algo.get_state(components="learner_group")
-        finally:
-            algo.stop()
+        saved = _trained_and_saved(store=True, iterations=2, checkpoint=tmp_path / "with")
         restored = _restored_buffer(_config(store=True), tmp_path / "with")
         with caplog.at_level(logging.WARNING, logger="rlsuite.multiagent.buffer_checkpoint"):
             ignored = _restored_buffer(_config(store=False), tmp_path / "with")
@@ -119,13 +126,7 @@ def test_checkpoint_without_the_flag_holds_no_buffer(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     with local_ray():
-        algo = _config(store=False).build_algo()
-        try:
-            algo.train()
-            assert BUFFER_STATE not in algo.get_state()
-            algo.save_to_path(tmp_path / "without")
-        finally:
-            algo.stop()
+        _trained_and_saved(store=False, iterations=1, checkpoint=tmp_path / "without")
         with caplog.at_level(logging.WARNING, logger="rlsuite.multiagent.buffer_checkpoint"):
             restored = _restored_buffer(_config(store=True), tmp_path / "without")
     assert restored["added"] == 0

@@ -73,40 +73,43 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     console.keep_log()  # Ray is up and the cluster checks passed: the run keeps its logs
     previous_handler = SHUTDOWN.install()  # after ray.init, which sets Ray's own
     trainable = workload.trainable(experiment)
-    if launch.resume:
-        try:
-            tuner = Tuner.restore(
-                str(launch.experiment_dir),
-                trainable=trainable,
-                resume_unfinished=True,
-                resume_errored=True,
-                param_space=workload.param_space(experiment),
-            )
-        except ValueError as error:
-            signal.signal(signal.SIGTERM, previous_handler)
-            if "param_space" not in str(error):
-                raise
-            # Tune compares the trials' config keys; its message lists hundreds of them.
-            raise UsageError(
-                f"--resume {launch.experiment_dir}: its trials were made with other flags "
-                "that shape them (--seeds, --num-samples, a searched --set); resume with "
-                "the command that started it plus --resume, as its interruption printed"
-            ) from None
-    else:
-        max_concurrent = launch.max_concurrent_trials or workload.max_concurrent_trials(
-            experiment, ray.cluster_resources()
-        )
-        tuner = Tuner(
-            trainable,
-            param_space=workload.param_space(experiment),
-            tune_config=_tune_config(experiment, max_concurrent),
-            run_config=_run_config(experiment, launch, workload),
-        )
     try:
+        if launch.resume:
+            tuner = _restored(launch, trainable, workload.param_space(experiment))
+        else:
+            max_concurrent = launch.max_concurrent_trials or workload.max_concurrent_trials(
+                experiment, ray.cluster_resources()
+            )
+            tuner = Tuner(
+                trainable,
+                param_space=workload.param_space(experiment),
+                tune_config=_tune_config(experiment, max_concurrent),
+                run_config=_run_config(experiment, launch, workload),
+            )
         return tuner.fit()
     finally:
         stop_live_views()  # a second Ctrl-C ends fit without on_experiment_end
         signal.signal(signal.SIGTERM, previous_handler)
+
+
+def _restored(launch: Launch, trainable: Any, space: dict[str, Any]) -> Tuner:
+    try:
+        return Tuner.restore(
+            str(launch.experiment_dir),
+            trainable=trainable,
+            resume_unfinished=True,
+            resume_errored=True,
+            param_space=space,
+        )
+    except ValueError as error:
+        if "param_space" not in str(error):
+            raise
+        # Tune compares the trials' config keys; its message lists hundreds of them.
+        raise UsageError(
+            f"--resume {launch.experiment_dir}: its trials were made with other flags "
+            "that shape them (--seeds, --num-samples, a searched --set); resume with "
+            "the command that started it plus --resume, as its interruption printed"
+        ) from None
 
 
 def param_space(experiment: Experiment) -> dict[str, Any]:

@@ -69,15 +69,14 @@ class TransitionReplayBuffer:
         self._columns, self._next = None, 0
         self._structure = state["structure"]
         columns, rows = state["columns"], len(state["columns"].get(Columns.ACTIONS, [[]])[0])
-        if rows:
+        if rows == self.capacity:  # a full ring of this size: keep its layout
+            self._add_rows(columns)
+            self._next = state["next"] % self.capacity
+        elif rows:
             oldest_first = (state["next"] + np.arange(rows)) % rows
-            if rows == self.capacity:  # a full ring of this size: keep its layout
-                self._add_rows(columns)
-                self._next = state["next"] % self.capacity
-            else:
-                self._add_rows(
-                    {name: [a[oldest_first] for a in arrays] for name, arrays in columns.items()}
-                )
+            self._add_rows(
+                {name: [a[oldest_first] for a in arrays] for name, arrays in columns.items()}
+            )
         self.added = state["added"]
         self.rng.bit_generator.state = json.loads(state["rng"])
 
