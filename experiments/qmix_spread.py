@@ -10,9 +10,13 @@ experiments (about -81 for uniformly random actions: `python scripts/bench_multi
 Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
 --final-env-steps 5000`): team return -79.7 to -81.5 over the first 5k steps, IQM -58.7 [-59.0,
 -58.5] over the last 5k of 50k (VDN -62.9, `mappo_spread.py` -65.4; docs/multiagent.md);
-seed 0 at 100k: -60.4 over the last 10k of 100k; the 500k budget not yet
-measured here. Method: Rashid et al. 2018, "QMIX"; settings from PyMARL's
-`qmix.yaml` where they carry over to a feed-forward agent network.
+seed 0 at 100k: -60.4 over the last 10k of 100k. At the 500k budget (docs/benchmarks.md,
+`python scripts/benchmark.py --only qmix_spread`, seeds 0-2) it diverges: best 10k-step
+windows -55.9/-55.7/-54.5 at 60k-77k steps, then Q_tot runs away and the return falls to
+-84.5/-111.2/-118.5 over the last 10k (IQM -104.5 [-118.3, -83.3]), worse than random;
+cause not yet found (docs/multiagent.md), so `--stop env_steps=100000` for now.
+Method: Rashid et al. 2018, "QMIX"; settings from PyMARL's `qmix.yaml` where they carry
+over to a feed-forward agent network.
 """
 
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
