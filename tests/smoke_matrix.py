@@ -23,6 +23,7 @@ SMOKE_COVERED_BY = {
         "the PBT check's read of QMIX's epsilon schedule in test_pbt.py"
     ),
     "ippo_spread": "ppo_shared_spread's PPO on simple_spread; independent() in test_policies.py",
+    "ppo_tag": "ppo_shared_spread's PPO on MPE; PPO with by_type() on simple_tag in test_policies.py",
     "sac_multiwalker": (
         "sac_pendulum's SAC and masac_multiwalker's multiwalker env; independent() on "
         "multiwalker in test_policies.py"

@@ -1,7 +1,8 @@
 """`rlsuite.evaluate RUN --policy ID=OTHER`: one policy's weights from another run, for a
 team trained as one agent (MADDPG) and a multi-agent run (shared-policy PPO). The other
 run is a copy of conftest's shared smoke run with that policy's weights changed, so the
-swap shows in the weights played and in the actions."""
+swap shows in the weights played and in the actions. Across algorithms (tests/
+test_crossplay_foreign.py), a PPO policy plays inside the MADDPG team."""
 
 from __future__ import annotations
 
@@ -80,7 +81,8 @@ def test_cli_prints_where_the_policy_came_from(
     [
         ("adversary", "expected ID=PATH"),
         ("hunter=SAME", "has no policy 'hunter' (it has adversary, agent)"),
-        ("adversary=SPREAD", "is not a team trained as one agent"),
+        ("adversary=SPREAD", "has no policy 'adversary' (it has"),
+        ("adversary=CARTPOLE", "is a single-agent run; swap in a team"),
         (
             "adversary=/nonexistent",
             "--policy adversary=/nonexistent: /nonexistent: no such directory",
@@ -90,11 +92,14 @@ def test_cli_prints_where_the_policy_came_from(
 def test_bad_swaps_are_one_line(
     maddpg_tag_run: Path,
     spread_run: Path,
+    cartpole_run: Path,
     capsys: pytest.CaptureFixture[str],
     flag: str,
     message: str,
 ) -> None:
-    flag = flag.replace("SAME", str(maddpg_tag_run)).replace("SPREAD", str(spread_run))
+    runs = {"SAME": maddpg_tag_run, "SPREAD": spread_run, "CARTPOLE": cartpole_run}
+    for name, run in runs.items():
+        flag = flag.replace(name, str(run))
     code, err = evaluate_in_process(capsys, maddpg_tag_run, "--policy", flag)
     assert code == 2 and message in err, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -10,6 +10,8 @@ latest, as for PATH), the rest of RUN as it is; the connectors stay RUN's.
 Both runs must have the policy, with the same spaces and network: a policy of a
 multi-agent run is its RLModule, whose weights are copied; a policy of a team trained as one agent
 (MADDPG, MASAC) is its actor inside the team's module, whose weights are copied.
+Across algorithms, a multi-agent run's policy (PPO's, say) plays inside a team in discrete
+actions (`foreign_actor`): RUN is the team's run, so the game runs on the team's rollout.
 Anything else is one line before anything plays.
 """
 
@@ -30,6 +32,7 @@ from rlsuite.evaluation.damage import (
     earlier_intact,
     restoring,
 )
+from rlsuite.evaluation.foreign_actor import module_as_actor
 from rlsuite.evaluation.joint import JointPolicy
 from rlsuite.evaluation.locate import locate
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
@@ -107,6 +110,12 @@ def _earlier(swap: PolicySwap, error: DamagedCheckpointError) -> str:
 
 def _swap_module(policy: MultiAgentPolicy, policy_id: str, checkpoint: Path) -> None:
     _check_named(policy_id, list(policy.module.keys()), "this checkpoint")
+    if module_ids(checkpoint) == [DEFAULT_MODULE_ID] and _is_team(checkpoint):
+        raise UsageError(
+            f"--policy {policy_id}: {checkpoint} is a team trained as one agent (MADDPG, "
+            "MASAC), which plays on its own rollout: evaluate that run and swap this one's "
+            f"policy into it (rlsuite.evaluate OTHER_RUN --policy {policy_id}=THIS_RUN)"
+        )
     _check_named(policy_id, module_ids(checkpoint), str(checkpoint))
     current, other = policy.module[policy_id], load_module(checkpoint, policy_id)
     spaces = (current.observation_space, current.action_space)
@@ -121,15 +130,24 @@ def _swap_module(policy: MultiAgentPolicy, policy_id: str, checkpoint: Path) -> 
 def _swap_actor(policy: JointPolicy, policy_id: str, checkpoint: Path) -> None:
     team: Any = policy.module
     _check_named(policy_id, list(team.actors.keys()), "this checkpoint's team")
-    single = module_ids(checkpoint) == [DEFAULT_MODULE_ID]
-    actors = getattr(load_module(checkpoint), "actors", None) if single else None
+    ids = module_ids(checkpoint)
+    if ids != [DEFAULT_MODULE_ID]:  # a multi-agent run's policy, another algorithm's
+        _check_named(policy_id, ids, str(checkpoint))
+        other = load_module(checkpoint, policy_id)
+        team.actors[policy_id] = module_as_actor(policy_id, team, other, checkpoint)
+        return
+    actors = getattr(load_module(checkpoint), "actors", None)
     if actors is None:
         raise UsageError(
-            f"--policy {policy_id}: {checkpoint} is not a team trained as one agent "
-            "(MADDPG, MASAC) as this checkpoint is; swap between runs of the same algorithm"
+            f"--policy {policy_id}: {checkpoint} is a single-agent run; swap in a team "
+            "trained as one agent (MADDPG, MASAC) or a multi-agent run's policy"
         )
     _check_named(policy_id, list(actors.keys()), f"{checkpoint}'s team")
     _copy_weights(policy_id, actors[policy_id], team.actors[policy_id], checkpoint)
+
+
+def _is_team(checkpoint: Path) -> bool:
+    return getattr(load_module(checkpoint), "actors", None) is not None
 
 
 def _copy_weights(policy_id: str, source: Any, target: Any, checkpoint: Path) -> None:
