@@ -70,10 +70,17 @@ def test_cli_prints_where_the_policy_came_from(
     maddpg_tag_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     other = changed_copy(maddpg_tag_run, tmp_path, DEFAULT_MODULE_ID, lambda team: None)
-    code = evaluate_main([str(maddpg_tag_run), "--policy", f"adversary={other}", "--episodes", "1"])
+    plays_with_swap(capsys, maddpg_tag_run, "adversary", other)
+
+
+def plays_with_swap(
+    capsys: pytest.CaptureFixture[str], run: Path, policy_id: str, other: Path
+) -> None:
+    """`rlsuite.evaluate run --policy policy_id=other` plays an episode and says so."""
+    code = evaluate_main([str(run), "--policy", f"{policy_id}={other}", "--episodes", "1"])
     printed = capsys.readouterr()
     assert code == 0, printed.err
-    assert printed.out.splitlines()[1] == f"policy adversary from {other}"
+    assert printed.out.splitlines()[1] == f"policy {policy_id} from {other}"
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,6 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite.errors import UsageError
-from rlsuite.evaluate import main as evaluate_main
 from rlsuite.evaluation.crossplay import PolicySwap, apply_swaps
 from rlsuite.evaluation.foreign_actor import module_as_actor
 from rlsuite.evaluation.locate import MODULES_DIR, locate
@@ -27,6 +26,7 @@ from rlsuite.evaluation.rl import restore_policy
 from rlsuite.multiagent.maddpg.joint_env import OBS
 from rlsuite.multiagent.policies import agent_spaces
 from tests.helpers import evaluate_in_process
+from tests.test_crossplay import plays_with_swap
 
 TAG = "mpe/simple_tag"
 
@@ -81,11 +81,7 @@ def test_cli_plays_ppo_prey_against_maddpg_hunters(
     maddpg_tag_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The prey's 14 observations are cut from the team's padded rows."""
-    other = ppo_checkpoint(maddpg_tag_run, tmp_path)
-    code = evaluate_main([str(maddpg_tag_run), "--policy", f"agent={other}", "--episodes", "2"])
-    printed = capsys.readouterr()
-    assert code == 0, printed.err
-    assert printed.out.splitlines()[1] == f"policy agent from {other}"
+    plays_with_swap(capsys, maddpg_tag_run, "agent", ppo_checkpoint(maddpg_tag_run, tmp_path))
 
 
 @pytest.mark.parametrize(
