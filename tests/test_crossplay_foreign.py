@@ -125,3 +125,22 @@ def test_a_team_swapped_into_a_multi_agent_run_names_the_way_round(
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "is a team trained as one agent" in err, err
     assert f"rlsuite.evaluate OTHER_RUN --policy {policy_id}=THIS_RUN" in err, err
+
+
+def test_a_module_without_action_logits_is_one_line() -> None:
+    """DQN's module acts from Q values: refused by module_as_actor's probe, before play."""
+    from ray.rllib.algorithms.dqn.torch.default_dqn_torch_rl_module import (
+        DefaultDQNTorchRLModule,
+    )
+
+    team = SimpleNamespace(discrete=True, obs_dim=16, actor_output_dim=lambda: 5)
+    config = {"fcnet_hiddens": [8], "double_q": True, "dueling": False, "num_atoms": 1}
+    config |= {"v_min": -10.0, "v_max": 10.0, "epsilon": [(0, 1.0)]}
+    module = DefaultDQNTorchRLModule(
+        observation_space=gym.spaces.Box(-1, 1, (16,)),
+        action_space=gym.spaces.Discrete(5),
+        model_config=config,
+        inference_only=False,
+    )
+    with pytest.raises(UsageError, match="gives no action_dist_inputs of 5 logits"):
+        module_as_actor("adversary", team, module, Path("other"))

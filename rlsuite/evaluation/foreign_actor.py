@@ -68,4 +68,14 @@ def module_as_actor(policy_id: str, team: Any, module: RLModule, checkpoint: Pat
     if not isinstance(module, nn.Module):
         raise UsageError(f"{where} is not a torch RLModule")
     module.eval()
-    return ModuleAsActor(module, size)
+    actor = ModuleAsActor(module, size)
+    try:  # one probe: a module that acts without logits (say, Q values) fails here, not mid-play
+        probe = actor(torch.zeros(1, 1, size))
+    except KeyError:
+        probe = None
+    if probe is None or probe.shape != (1, 1, actions):
+        raise UsageError(
+            f"{where} gives no {Columns.ACTION_DIST_INPUTS} of {actions} logits from "
+            "forward_inference; swap a policy gradient run's policy (PPO, APPO, IMPALA)"
+        )
+    return actor
