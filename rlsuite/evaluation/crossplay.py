@@ -110,13 +110,14 @@ def _earlier(swap: PolicySwap, error: DamagedCheckpointError) -> str:
 
 def _swap_module(policy: MultiAgentPolicy, policy_id: str, checkpoint: Path) -> None:
     _check_named(policy_id, list(policy.module.keys()), "this checkpoint")
-    if module_ids(checkpoint) == [DEFAULT_MODULE_ID] and _is_team(checkpoint):
+    ids = module_ids(checkpoint)
+    if ids == [DEFAULT_MODULE_ID] and _team_actors(checkpoint) is not None:
         raise UsageError(
             f"--policy {policy_id}: {checkpoint} is a team trained as one agent (MADDPG, "
             "MASAC), which plays on its own rollout: evaluate that run and swap this one's "
             f"policy into it (rlsuite.evaluate OTHER_RUN --policy {policy_id}=THIS_RUN)"
         )
-    _check_named(policy_id, module_ids(checkpoint), str(checkpoint))
+    _check_named(policy_id, ids, str(checkpoint))
     current, other = policy.module[policy_id], load_module(checkpoint, policy_id)
     spaces = (current.observation_space, current.action_space)
     if (other.observation_space, other.action_space) != spaces:
@@ -136,7 +137,7 @@ def _swap_actor(policy: JointPolicy, policy_id: str, checkpoint: Path) -> None:
         other = load_module(checkpoint, policy_id)
         team.actors[policy_id] = module_as_actor(policy_id, team, other, checkpoint)
         return
-    actors = getattr(load_module(checkpoint), "actors", None)
+    actors = _team_actors(checkpoint)
     if actors is None:
         raise UsageError(
             f"--policy {policy_id}: {checkpoint} is a single-agent run; swap in a team "
@@ -146,8 +147,9 @@ def _swap_actor(policy: JointPolicy, policy_id: str, checkpoint: Path) -> None:
     _copy_weights(policy_id, actors[policy_id], team.actors[policy_id], checkpoint)
 
 
-def _is_team(checkpoint: Path) -> bool:
-    return getattr(load_module(checkpoint), "actors", None) is not None
+def _team_actors(checkpoint: Path) -> Any:
+    """The actors of a team trained as one agent, or None for any other checkpoint."""
+    return getattr(load_module(checkpoint), "actors", None)
 
 
 def _copy_weights(policy_id: str, source: Any, target: Any, checkpoint: Path) -> None:
