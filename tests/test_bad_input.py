@@ -83,6 +83,8 @@ def test_unknown_atari_game_suggests_close_names(
         ("lr=1e-3", ("did you mean training.lr",)),
         ("training.lr=fast", ("expects a float or a schedule", "'fast'")),
         ("env_runners.num_env_runners=1.5", ("expects an int",)),
+        # RLlib's builder checks this one itself (a ValueError there, one line here).
+        ("env_runners.rollout_fragment_length=0", ("must be int >0 or 'auto'",)),
         ("rl_module.model_config.fcnet_hidens=[8]", ("no field 'fcnet_hidens'", "fcnet_hiddens")),
         ("training.lr", ("expected PATH=VALUE",)),
     ],

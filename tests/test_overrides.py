@@ -146,3 +146,20 @@ def test_seed_flag_seeds_the_sweep_s_searcher() -> None:
     assert seeded is not None and seeded.seed == 7
     unseeded = apply_flags(experiment, parse(["x.py"])).searcher
     assert unseeded is not None and unseeded.seed == 0
+
+
+def test_int_where_rllib_takes_an_int_or_auto() -> None:
+    edited = apply_sets(base(), ["env_runners.rollout_fragment_length=3"])
+    assert edited.rollout_fragment_length == 3
+    assert (
+        apply_sets(edited, ["env_runners.rollout_fragment_length=auto"]).rollout_fragment_length
+        == "auto"
+    )
+
+
+def test_rllib_refusing_a_value_is_one_line() -> None:
+    with pytest.raises(UsageError) as refused:
+        apply_sets(base(), ["env_runners.rollout_fragment_length=0"])
+    message = str(refused.value)
+    assert message.startswith("--set env_runners.rollout_fragment_length: ")
+    assert "must be int >0 or 'auto'" in message and "\n" not in message

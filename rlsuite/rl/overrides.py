@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import inspect
+import typing
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
@@ -57,19 +58,27 @@ def apply_set(config: AlgorithmConfig, path: str, raw: str) -> None:
         value = _nested(current, rest, raw, path)
     else:
         value = parse_literal(raw)
-        # An int default where RLlib takes a float too (num_gpus_per_env_runner=0, which
-        # runners share as 0.05): the builder's annotation says which.
-        if not (isinstance(value, float) and _takes_float(config, group, key)):
+        # A default of another type than RLlib also takes: num_gpus_per_env_runner=0 that
+        # runners share as 0.05, rollout_fragment_length="auto" or 3. The builder's
+        # annotation says which types it takes.
+        if key in SCHEDULABLE or type(value) not in _annotated_types(config, group, key):
             value = coerce(value, current, path)
-    getattr(config, group)(**{key: value})
+    try:
+        getattr(config, group)(**{key: value})
+    except (ValueError, TypeError) as error:  # RLlib's own check of the value, in one line
+        raise UsageError(f"--set {path}: {str(error).splitlines()[0]}") from None
 
 
-def _takes_float(config: AlgorithmConfig, group: str, key: str) -> bool:
+def _annotated_types(config: AlgorithmConfig, group: str, key: str) -> tuple[Any, ...]:
+    """The plain types `group`'s builder annotates `key` with (int and str for
+    `Union[int, str, None]`), () where it names none."""
     for cls in type(config).__mro__:
         method = cls.__dict__.get(group)
         if method is not None and key in inspect.signature(method).parameters:
-            return "float" in str(inspect.signature(method).parameters[key].annotation)
-    return False
+            annotation = inspect.signature(method).parameters[key].annotation
+            options = typing.get_args(annotation) or (annotation,)
+            return tuple(t for t in options if t in (bool, int, float, str))
+    return ()
 
 
 def coerce(value: Any, current: Any, path: str) -> Any:
