@@ -107,7 +107,13 @@ ROWS: tuple[Row, ...] = (
     Row("pbt_qmix_spread", minutes=95),  # 4 trials of qmix_spread's 500k steps
     Row("pbt_resnet_cifar10", minutes=6000, needs=f"four GPUs and {CIFAR}"),
     # 10M steps at ppo_atari's measured 127 env steps/s: 22 hours a seed.
-    Row("ppo_atari", minutes=1300, needs=f"{GPU} (10M Atari steps)"),
+    Row(
+        "ppo_atari",
+        minutes=1300,
+        needs=f"{GPU} (10M Atari steps)",
+        written_up_in="1.35M steps on an H200, seed 0: [performance.md](performance.md"
+        "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings)",
+    ),
     Row("ppo_cartpole", minutes=1, check_stop=("env_steps=64000",)),
     Row("ppo_pistonball", minutes=1100, stop=("env_steps=200000",), needs=PISTONBALL),
     Row("ppo_shared_spread", minutes=30),  # measured: 29-30 min a seed to 2M steps
