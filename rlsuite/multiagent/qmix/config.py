@@ -27,6 +27,7 @@ from rlsuite.multiagent.qmix.module import (
     HYPERNET_EMBED_DIM,
     MIXER,
     MIXING_EMBED_DIM,
+    STANDARDIZE_REWARDS,
     QMIXTorchRLModule,
 )
 from rlsuite.multiagent.qmix.team_env import TEAM_PREFIX, TeamEnv
@@ -35,7 +36,7 @@ from rlsuite.multiagent.transitions import TransitionReplayMixin, TransitionRepl
 
 class QMIXConfig(TransitionReplaySettings, DQNConfig):
     """DQN's config plus the mixer: `training(mixer="qmix" | "vdn", mixing_embed_dim,
-    hypernet_embed_dim)`."""
+    hypernet_embed_dim, standardize_rewards)`."""
 
     def __init__(self, algo_class: type | None = None) -> None:
         super().__init__(algo_class=algo_class or QMIXAlgorithm)
@@ -43,6 +44,8 @@ class QMIXConfig(TransitionReplaySettings, DQNConfig):
         self.mixing_embed_dim = 32  # PyMARL's qmix.yaml
         self.hypernet_embed_dim = 64  # PyMARL's qmix.yaml (hypernet_layers=2)
         self.dueling = False  # per-agent heads have no dueling streams
+        # EPyMARL's standardise_rewards: TD targets on (r - mean) / std (reward_stats.py).
+        self.standardize_rewards = False
 
     def training(
         self,
@@ -50,6 +53,7 @@ class QMIXConfig(TransitionReplaySettings, DQNConfig):
         mixer: str | Any = NotProvided,
         mixing_embed_dim: int | Any = NotProvided,
         hypernet_embed_dim: int | Any = NotProvided,
+        standardize_rewards: bool | Any = NotProvided,
         **kwargs: Any,
     ) -> QMIXConfig:
         super().training(**kwargs)
@@ -59,6 +63,8 @@ class QMIXConfig(TransitionReplaySettings, DQNConfig):
             self.mixing_embed_dim = mixing_embed_dim
         if hypernet_embed_dim is not NotProvided:
             self.hypernet_embed_dim = hypernet_embed_dim
+        if standardize_rewards is not NotProvided:
+            self.standardize_rewards = standardize_rewards
         return self
 
     def validate(self) -> None:
@@ -82,6 +88,7 @@ class QMIXConfig(TransitionReplaySettings, DQNConfig):
             MIXER: self.mixer,
             MIXING_EMBED_DIM: self.mixing_embed_dim,
             HYPERNET_EMBED_DIM: self.hypernet_embed_dim,
+            STANDARDIZE_REWARDS: self.standardize_rewards,
         }
 
     def get_default_learner_class(self) -> type:

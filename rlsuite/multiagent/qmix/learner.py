@@ -7,6 +7,7 @@ agent, with no mixer):
 
     Q_tot(s, u)   = mixer(Q_a(o_a, u_a) for each agent a; s)
     target        = r + gamma^n (1 - terminated) target_mixer(Q'_a(o'_a, u*_a); s')
+                    (r standardized by its running mean and std with standardize_rewards)
     u*_a          = argmax over available actions of Q_a(o'_a, .)   (double Q: online net)
     loss          = mean(importance weight * huber or mse(Q_tot - target))
 
@@ -45,7 +46,11 @@ class QMIXTorchLearner(DQNTorchLearner):
         module: Any = self.module[module_id].unwrapped()
         chosen = chosen_qs(fwd_out[QF_PREDS], batch[Columns.ACTIONS])
         q_tot = module.mix(chosen, batch[Columns.OBS][STATE])
-        target = td_targets(module, batch, fwd_out, config.gamma, config.double_q)
+        rewards = batch[Columns.REWARDS].float()
+        if module.reward_stats is not None:
+            module.reward_stats.update(rewards)
+            rewards = module.reward_stats.standardize(rewards)
+        target = td_targets(module, batch, fwd_out, config.gamma, config.double_q, rewards)
         loss_fn = nn.HuberLoss if config.td_error_loss_fn == "huber" else nn.MSELoss
         loss = torch.mean(batch["weights"] * loss_fn(reduction="none")(q_tot, target))
         td_error = torch.abs(q_tot - target)
@@ -75,9 +80,15 @@ def chosen_qs(agent_qs: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def td_targets(
-    module: Any, batch: dict[str, Any], fwd_out: dict[str, Any], gamma: float, double_q: bool = True
+    module: Any,
+    batch: dict[str, Any],
+    fwd_out: dict[str, Any],
+    gamma: float,
+    double_q: bool = True,
+    rewards: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """(B,) TD targets from the target network and target mixer (see the module docstring)."""
+    """(B,) TD targets from the target network and target mixer (see the module docstring);
+    `rewards` in place of the batch's (standardized ones)."""
     target_next = fwd_out[QF_TARGET_NEXT_PREDS]
     chooser = fwd_out[QF_NEXT_PREDS] if double_q else target_next
     next_actions = chooser.argmax(dim=-1)
@@ -85,4 +96,6 @@ def td_targets(
     q_tot_next = module.mix_target(next_q, batch[Columns.NEXT_OBS][STATE])
     not_terminated = 1.0 - batch[Columns.TERMINATEDS].float()
     discount = gamma ** batch["n_step"].float() if "n_step" in batch else gamma
-    return batch[Columns.REWARDS].float() + discount * not_terminated * q_tot_next
+    if rewards is None:
+        rewards = batch[Columns.REWARDS].float()
+    return rewards + discount * not_terminated * q_tot_next

@@ -32,12 +32,14 @@ from ray.rllib.utils.schedules.scheduler import Scheduler
 from torch import nn
 
 from rlsuite.multiagent.qmix.mixers import build_mixer
+from rlsuite.multiagent.qmix.reward_stats import RunningRewardStats
 from rlsuite.multiagent.qmix.team_env import MASK, STATE
 
 # model_config keys the QMIX config adds (QMIXConfig._model_config_auto_includes).
 MIXER = "mixer"
 MIXING_EMBED_DIM = "mixing_embed_dim"
 HYPERNET_EMBED_DIM = "hypernet_embed_dim"
+STANDARDIZE_REWARDS = "standardize_rewards"
 
 
 class QMIXTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
@@ -60,6 +62,10 @@ class QMIXTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
             space[STATE].shape[0],
             int(config.get(MIXING_EMBED_DIM, 32)),
             int(config.get(HYPERNET_EMBED_DIM, 64)),
+        )
+        # Only where asked for: a module without them restores checkpoints written before.
+        self.reward_stats: RunningRewardStats | None = (
+            RunningRewardStats() if config.get(STANDARDIZE_REWARDS) else None
         )
         self.epsilon_schedule = Scheduler(config.get("epsilon", 0.05), framework="torch")
         self.register_buffer("agent_ids", torch.eye(self.n_agents), persistent=False)
@@ -111,7 +117,8 @@ class QMIXTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetA
         return [(self.agent_q, self._target_agent_q), (self.mixer, self._target_mixer)]
 
     def get_non_inference_attributes(self) -> list[str]:
-        return ["mixer", "_target_agent_q", "_target_mixer"]
+        extra = ["reward_stats"] if self.reward_stats is not None else []
+        return ["mixer", "_target_agent_q", "_target_mixer", *extra]
 
     def _agent_qs(self, network: nn.Module, obs: dict[str, torch.Tensor]) -> torch.Tensor:
         agent_obs = obs["obs"]
