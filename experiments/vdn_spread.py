@@ -11,8 +11,9 @@ Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
 seed 0 at 100k: -54.5 over the last 10k of 100k. At 200k over 3 seeds (`python
 scripts/benchmark.py --only vdn_spread`, docs/benchmarks.md): IQM -50.01 [-50.54, -49.23];
 unlike QMIX it does not diverge (seed 2 to 300k: -47.1 over the last 10k, its Q_tot falling
-towards the true value; docs/multiagent.md). The 500k budget is not yet measured here. Method: Sunehag et al. 2018, "Value-Decomposition
-Networks for Cooperative Multi-Agent Learning"; settings from PyMARL's `vdn.yaml`.
+towards the true value; docs/multiagent.md). The 500k budget is not yet measured here.
+Method: Sunehag et al. 2018, "Value-Decomposition Networks for Cooperative Multi-Agent
+Learning"; settings from PyMARL's `vdn.yaml`.
 """
 
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
