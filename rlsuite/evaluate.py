@@ -15,17 +15,15 @@ an `EvaluateOptions`.
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.command import evaluate
 from rlsuite.evaluation.options import EvaluateOptions
-from rlsuite.flags import Parser, exit_with, non_negative_int, positive_int
+from rlsuite.flags import Parser, exit_with, non_negative_int, positive_int, quiet_restore_logs
 
 EXIT_BAD_INPUT = 2
-QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
 DEFAULTS = EvaluateOptions(path=Path())
 
 
@@ -110,11 +108,7 @@ def _add_rl_flags(parser: Parser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # RLlib logs deprecation warnings about its own checkpoint code on restore: not the
-    # user's business, and they would break the one-line error contract on stderr. A
-    # filter, not a level: restoring an AlgorithmConfig resets RLlib's logger level.
-    for name in QUIET_LOGGERS:
-        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+    quiet_restore_logs()
     try:
         evaluate(EvaluateOptions.from_args(args))
     except UsageError as error:

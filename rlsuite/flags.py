@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import ast
 import atexit
+import logging
 import sys
 from typing import Any, NoReturn
 
@@ -86,3 +87,14 @@ def exit_with(code: int) -> NoReturn:
     if colorama is not None:
         atexit.unregister(colorama.reset_all)
     sys.exit(code)
+
+
+QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
+
+
+def quiet_restore_logs() -> None:
+    """RLlib logs deprecation warnings about its own checkpoint code on restore: not the
+    user's business, and they would break the one-line error contract on stderr. A
+    filter, not a level: restoring an AlgorithmConfig resets RLlib's logger level."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)

@@ -13,16 +13,21 @@ A thin parser over `rlsuite.serving.command.serve`, which Python code calls with
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from pathlib import Path
 
 from rlsuite.errors import UsageError
-from rlsuite.flags import Parser, exit_with, non_negative_float, positive_float, positive_int
+from rlsuite.flags import (
+    Parser,
+    exit_with,
+    non_negative_float,
+    positive_float,
+    positive_int,
+    quiet_restore_logs,
+)
 from rlsuite.serving.options import BACKENDS, PROXIES, ServeOptions
 
 EXIT_BAD_INPUT = 2
-QUIET_LOGGERS = ("ray.rllib", "ray._common.deprecation")
 DEFAULTS = ServeOptions(path=Path())
 
 
@@ -104,8 +109,7 @@ def _add_server_flags(parser: Parser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    for name in QUIET_LOGGERS:  # as rlsuite.evaluate: RLlib's restore warnings are not the user's
-        logging.getLogger(name).addFilter(lambda record: record.levelno >= logging.ERROR)
+    quiet_restore_logs()
     from rlsuite.serving.command import serve
 
     try:

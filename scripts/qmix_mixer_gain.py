@@ -27,6 +27,9 @@ def main() -> int:
     parser.add_argument("--trial", help="trial name (default: the best trial)")
     parser.add_argument("--episodes", type=positive_int, default=8)
     args = parser.parse_args()
+    from rlsuite.flags import quiet_restore_logs
+
+    quiet_restore_logs()
     from rlsuite.errors import UsageError
     from rlsuite.evaluation.locate import checkpoint_dirs, locate
     from rlsuite.evaluation.policy import load_module
@@ -41,10 +44,10 @@ def main() -> int:
             raise UsageError(f"{args.run}: not a QMIX run (no QMIX mixer in its module)")
     except UsageError as error:
         parser.error(str(error))
+    env = team_env(str(target.env).removeprefix(TEAM_PREFIX), target.env_config)
     rows = []
     for checkpoint in checkpoint_dirs(target.checkpoint.parent):
         module = load_module(checkpoint)
-        env = team_env(str(target.env).removeprefix(TEAM_PREFIX), target.env_config)
         returns, observations = _greedy_episodes(module, env, args.episodes)
         breakdown = _breakdown(module, observations)
         rows.append({"checkpoint": checkpoint.name, "greedy_return": returns, **breakdown})

@@ -13,6 +13,7 @@ import dataclasses
 import difflib
 import inspect
 import typing
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
@@ -72,13 +73,23 @@ def apply_set(config: AlgorithmConfig, path: str, raw: str) -> None:
 def _annotated_types(config: AlgorithmConfig, group: str, key: str) -> tuple[Any, ...]:
     """The plain types `group`'s builder annotates `key` with (int and str for
     `Union[int, str, None]`), () where it names none."""
-    for cls in type(config).__mro__:
-        method = cls.__dict__.get(group)
-        if method is not None and key in inspect.signature(method).parameters:
-            annotation = inspect.signature(method).parameters[key].annotation
+    for parameters in _builder_signatures(config, group):
+        if key in parameters:
+            annotation = parameters[key].annotation
             options = typing.get_args(annotation) or (annotation,)
             return tuple(t for t in options if t in (bool, int, float, str))
     return ()
+
+
+def _builder_signatures(
+    config: AlgorithmConfig, group: str
+) -> Iterator[Mapping[str, inspect.Parameter]]:
+    """The parameters of builder method `group` on the config's class and each base that
+    defines it, most derived first."""
+    for cls in type(config).__mro__:
+        method = cls.__dict__.get(group)
+        if method is not None:
+            yield inspect.signature(method).parameters
 
 
 def coerce(value: Any, current: Any, path: str) -> Any:
@@ -150,16 +161,11 @@ def _params(config: AlgorithmConfig, group: str) -> list[str]:
     """Keyword parameters of `group` on the config class and its bases (PPOConfig.training
     takes PPO's own and forwards the rest to AlgorithmConfig.training through **kwargs)."""
     names: dict[str, None] = {}
-    for cls in type(config).__mro__:
-        method = cls.__dict__.get(group)
-        if method is not None:
-            for name, p in inspect.signature(method).parameters.items():
-                if (
-                    p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
-                    and name[0] != "_"
-                    and name != "self"
-                ):
-                    names[name] = None
+    for parameters in _builder_signatures(config, group):
+        for name, p in parameters.items():
+            keyword = p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)
+            if keyword and name[0] != "_" and name != "self":
+                names[name] = None
     return list(names)
 
 

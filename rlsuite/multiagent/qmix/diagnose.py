@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from ray.rllib.algorithms.dqn.default_dqn_rl_module import QF_PREDS
 from ray.rllib.core.columns import Columns
 
 from rlsuite.multiagent.qmix.team_env import STATE
@@ -25,7 +26,7 @@ def mixer_breakdown(module: Any, obs: dict[str, torch.Tensor]) -> dict[str, floa
     if not hasattr(mixer, "hyper_w1"):
         raise ValueError("the module's mixer is not QMIX's (VDN's sum has gain 1 and no state)")
     with torch.no_grad():
-        greedy = module.compute_q_values({Columns.OBS: obs})["qf_preds"].max(dim=-1).values
+        greedy = module.compute_q_values({Columns.OBS: obs})[QF_PREDS].max(dim=-1).values
     agent_qs = greedy.clone().requires_grad_(True)
     state = obs[STATE]
     q_tot = mixer(agent_qs, state)
