@@ -1,6 +1,7 @@
 """On a CUDA GPU: a supervised run trains on its Ray Train worker's GPU (DDP over two
-when there are two), the bf16 PPO Learner runs its CNN in bf16 there, and an Atari
-smoke run places its learner on the GPU.
+when there are two), the bf16 PPO Learner runs its CNN in bf16 there, an Atari smoke
+run places its learner on the GPU, and the suite's own MADDPG and MASAC learners update
+their centralized critics and actors there.
 
 pyproject's addopts deselect the `gpu` marker; on a machine with a GPU run
 `pytest -m gpu -n 0 tests/test_gpu.py`. Without CUDA every test here skips.
@@ -31,6 +32,7 @@ pytestmark = [
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"
 ATARI = ROOT / "experiments" / "ppo_atari.py"
+CENTRALIZED = [ROOT / "experiments" / name for name in ("maddpg_tag.py", "masac_multiwalker.py")]
 
 
 def supervised_gpu_run(storage: Path, *flags: str) -> None:
@@ -103,3 +105,29 @@ def test_atari_smoke_run_with_a_gpu_learner(storage: Path) -> None:
     assert run.returncode == 0, run.stderr[-3000:]
     trials = run.summary(ATARI.stem)["trials"]
     assert trials and all(t["status"] == "OK" and t["checkpoint"] for t in trials)
+
+
+@pytest.mark.parametrize("experiment", CENTRALIZED, ids=lambda path: path.stem)
+def test_centralized_critic_learner_updates_on_the_gpu(experiment: Path) -> None:
+    """The learner written here (not RLlib's): its replay batches, target networks and
+    optimizers all follow the module to cuda:0, and an update changes its weights."""
+    config = smoke_config(load_experiment(experiment).config)
+    config.learners(num_learners=0, num_gpus_per_learner=1)  # the local Learner on cuda:0
+    registry.register(config.env)
+    with local_ray():
+        algo = config.build_algo()
+        try:
+            module = algo.learner_group._learner.module[DEFAULT_MODULE_ID]  # the joint team
+            before = [p.detach().clone() for p in module.parameters()]
+            for _ in range(20):  # smoke learning starts after one batch of env steps
+                algo.train()
+                if any(
+                    not torch.equal(a, p) for a, p in zip(before, module.parameters(), strict=True)
+                ):
+                    break
+            else:
+                pytest.fail("20 iterations and no weight moved")
+            assert all(p.is_cuda for p in module.parameters())
+            assert all(torch.isfinite(p).all() for p in module.parameters())
+        finally:
+            algo.stop()
