@@ -42,6 +42,28 @@ def test_qmix_mixer_is_monotonic_in_every_agent_q() -> None:
     assert (agent_qs.grad > 0).any()  # and not trivially flat
 
 
+def test_bounded_mixer_gains_sum_to_at_most_n_agents() -> None:
+    """ "qmix_bounded": whatever the hypernetworks output, dQ_tot/dQ_a >= 0 and the gains sum
+    to at most n_agents (VDN's); the same hypernetworks through plain QMIX's abs() exceed it."""
+    torch.manual_seed(0)
+    mixer = QMIXMixer(N_AGENTS, STATE_DIM, embed_dim=8, hypernet_dim=16, bounded_gain=True)
+    with torch.no_grad():
+        for parameter in mixer.parameters():
+            parameter.mul_(5.0)  # hypernetwork outputs far from their initial scale
+    states = torch.randn(256, STATE_DIM) * 5
+
+    def gains() -> torch.Tensor:
+        agent_qs = (torch.randn(256, N_AGENTS) * 10).requires_grad_(True)
+        (gain,) = torch.autograd.grad(mixer(agent_qs, states).sum(), agent_qs)
+        return gain
+
+    bounded = gains()
+    assert (bounded >= 0).all() and (bounded > 0).any()
+    assert (bounded.sum(dim=-1) <= N_AGENTS + 1e-4).all(), bounded.sum(dim=-1).max()
+    mixer.bounded_gain = False
+    assert (gains().sum(dim=-1) > N_AGENTS).any()
+
+
 def test_vdn_mixer_is_the_sum() -> None:
     agent_qs = torch.randn(32, N_AGENTS)
     mixed = VDNMixer()(agent_qs, torch.randn(32, STATE_DIM))

@@ -35,8 +35,8 @@ from rlsuite.multiagent.transitions import TransitionReplayMixin, TransitionRepl
 
 
 class QMIXConfig(TransitionReplaySettings, DQNConfig):
-    """DQN's config plus the mixer: `training(mixer="qmix" | "vdn", mixing_embed_dim,
-    hypernet_embed_dim, standardize_rewards)`."""
+    """DQN's config plus the mixer: `training(mixer="qmix" | "qmix_bounded" | "vdn",
+    mixing_embed_dim, hypernet_embed_dim, standardize_rewards)`."""
 
     def __init__(self, algo_class: type | None = None) -> None:
         super().__init__(algo_class=algo_class or QMIXAlgorithm)
