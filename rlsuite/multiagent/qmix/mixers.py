@@ -9,8 +9,8 @@
   softmax over the agents and w2's are n_agents times a softmax over the embedding units
   (normalized, positive weights, as Qatten's attention weights over agents; Yang et al.
   2020). dQ_tot/dQ_a stays in (0, n_agents] and the gains sum to at most n_agents, VDN's
-  sum; plain QMIX's gain has no bound, and docs/multiagent.md traces its divergence on
-  simple_spread to a gain that grew into the hundreds.
+  sum. Plain QMIX's gain has no bound: docs/multiagent.md measured it growing into the
+  hundreds while QMIX diverged on simple_spread.
 
 RLlib has no mixer; these are small torch modules owned by the QMIX RLModule, so their
 weights are checkpointed, synced and target-copied with the agents' Q network.
