@@ -15,8 +15,12 @@ The stop is 100k env steps because QMIX is at its best by then and diverges afte
 steps (-55.9/-55.7/-54.5), then the mean Q_tot ran away and the return fell below random's
 (IQM -104.5 over the last iterations). Standardized rewards (`--set
 training.standardize_rewards=True`) slow that decline (-67.5/-65.1 where these settings
-had -84.5/-76.4 at 300k, seeds 2 and 0) without ending it; the cause is not found
-(docs/multiagent.md). This file's 100k over 3 seeds: docs/benchmarks.md.
+had -84.5/-76.4 at 300k, seeds 2 and 0) without ending it. The mixer's gain dQ_tot/dQ_a
+grows into the hundreds as it diverges; the bounded mixer (`--set
+training.mixer=qmix_bounded`, normalized weights, gains summing to at most 3) did not
+diverge: -44.5/-46.6 over the 10k steps up to 300k on seeds 2 and 0, still improving
+(docs/multiagent.md, "Bounding the gain"). This file keeps the paper's mixer. Its 100k
+over 3 seeds: docs/benchmarks.md.
 Method: Rashid et al. 2018, "QMIX"; settings from PyMARL's `qmix.yaml` where they carry
 over to a feed-forward agent network.
 """
