@@ -12,9 +12,9 @@ learning starts (4.96-5.49 with RLlib's replay buffer instead of replay from arr
 about 5.5 hours for 200k steps (docs/multiagent.md, "On two CPUs"). A GPU does not
 shorten it: on an H200 machine its learner on the GPU ran 16.5 env steps/s against 14.9
 on a CPU beside it, about 3.4 hours a seed; the time is in launching the update's many
-small kernels (docs/multiagent.md, "On an H200"). Method: SAC (Haarnoja et al. 2018) with MADDPG's
-centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et al. 2024);
-settings from CleanRL's SAC, as in sac_multiwalker.py.
+small kernels (docs/multiagent.md, "On an H200"). Method: SAC (Haarnoja et al. 2018)
+with MADDPG's centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et
+al. 2024); settings from CleanRL's SAC, as in sac_multiwalker.py.
 """
 
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig

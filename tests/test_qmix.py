@@ -43,8 +43,9 @@ def test_qmix_mixer_is_monotonic_in_every_agent_q() -> None:
 
 
 def test_bounded_mixer_gains_sum_to_at_most_n_agents() -> None:
-    """ "qmix_bounded": whatever the hypernetworks output, dQ_tot/dQ_a >= 0 and the gains sum
-    to at most n_agents (VDN's); the same hypernetworks through plain QMIX's abs() exceed it."""
+    """The mixer of "qmix_bounded": whatever its hypernetworks output, dQ_tot/dQ_a >= 0 and
+    the gains sum to at most n_agents (VDN's); the same hypernetworks through plain QMIX's
+    abs() exceed that."""
     torch.manual_seed(0)
     mixer = QMIXMixer(N_AGENTS, STATE_DIM, embed_dim=8, hypernet_dim=16, bounded_gain=True)
     with torch.no_grad():
