@@ -9,16 +9,21 @@ critic: independent PPO per team, as BenchMARL's and MARLlib's IPPO baselines on
 prey -10); each team's return is logged beside it (`policy_return_mean/adversary`,
 `policy_return_mean/agent`).
 
-Measured at 1M env steps, seed 0 (one run; `--seed 0`, 1,162 s of training, 862 env steps/s
-with a test run beside it for its first minutes), against `maddpg_tag.py`'s 1M-step run of
-the same seed, 1,000 greedy episodes each (`rlsuite.evaluate`; a tag gives each hunter +10):
-PPO's hunters tag the MADDPG run's prey 2.24 times an episode (`rlsuite.evaluate
-results/maddpg_tag --policy adversary=results/ppo_tag`), MADDPG's own hunters 0.46 and
-independent-DDPG hunters 0.35 (docs/experiments.md); MADDPG's hunters tag PPO's prey 0.77
-times an episode (`--policy agent=results/ppo_tag`), their own 0.46; PPO against PPO 1.84.
-So on this task PPO trains the better hunters and MADDPG the better prey. Not yet measured:
-more seeds. The settings are ippo_spread's (MAPPO's MPE values), so the two MPE PPO
-baselines differ only in the task.
+Measured over seeds 0-2 at 1M env steps (docs/benchmarks.md, `python scripts/benchmark.py
+--only ppo_tag`, 1,223-1,506 s of training a seed, 834 env steps/s): team return IQM 25.8
+[18.0, 37.5] (MADDPG's 6.7). The hunters' team return (exploring, mean over the 50k steps up
+to 400k / 1M) went 66.8 -> 34.7 and 77.1 -> 47.1 on seeds 0 and 2 while their prey's rose
+(-28.2 -> -17.7, -32.7 -> -21.1): the prey learned to escape; seed 1's 67.5 -> 76.7.
+Each seed against maddpg_tag's benchmark run of the same seed, 1,000 greedy episodes, tags
+per episode (a hunter's return / 10; `rlsuite.evaluate RUN --trial T --policy
+adversary=PPO_TRIAL`, or `agent=`): PPO's hunters tag MADDPG's prey 0.83 / 2.50 / 2.61 times,
+MADDPG's own hunters 0.45 / 0.40 / 0.22; against PPO's prey PPO's hunters 1.11 / 2.58 / 1.43,
+MADDPG's 0.69 / 1.00 / 0.27. So PPO trains the better hunters in every seed; MADDPG's prey
+are tagged less than PPO's by MADDPG's hunters in every seed, by PPO's hunters in seed 0
+and more in seed 2 (seed 1 within the noise: standard errors about 0.08;
+docs/multiagent.md). An earlier run of seed 0 gave PPO against PPO 1.84 and 2.24 against
+MADDPG's seed-0 prey of that day: runs of one seed differ that much here. The settings are
+ippo_spread's (MAPPO's MPE values), so the two MPE PPO baselines differ only in the task.
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig
