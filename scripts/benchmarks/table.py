@@ -121,7 +121,6 @@ ROWS: tuple[Row, ...] = (
     Row("ppo_cartpole", minutes=1, check_stop=("env_steps=64000",)),
     Row("ppo_pistonball", minutes=1100, stop=("env_steps=200000",), needs=PISTONBALL),
     Row("ppo_shared_spread", minutes=30),  # measured: 29-30 min a seed to 2M steps
-    # measured: 19 min of training to 1M steps (862 env steps/s), seed 0
     # measured: 20-25 min of training a seed to 1M steps (834 env steps/s), 46 min wall for 3
     Row("ppo_tag", minutes=20, written_up_in=f"1M steps, seed 0, against MADDPG: {EXPERIMENTS}"),
     # 100k steps at the 315 env steps/s measured to 500k (53 min wall for 3 seeds there)
