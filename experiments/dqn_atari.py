@@ -3,7 +3,8 @@ returns and prioritized replay.
 
 Expected: a mean return of about 20 within 3M env steps (12M frames); Dopamine's
 Rainbow reaches 20 on Pong within its first 10M frames with these settings
-(Hessel et al. 2018; Castro et al. 2018).
+(Hessel et al. 2018; Castro et al. 2018). Not measured here: 3M Atari steps need a GPU
+machine (docs/benchmarks.md).
 """
 
 from ray.rllib.algorithms.dqn import DQNConfig

@@ -4,7 +4,7 @@ The same task and settings as `ppo_shared_spread.py` (three agents cover three l
 25 steps, the team return is the sum over agents), but each agent trains its own policy
 and value function on its own reward, so each policy sees a third of the data and the
 other agents' learning makes its world non-stationary. Run both to compare sharing with
-independence; `mappo_spread.py` (centralized critic) will complete the set.
+independence; `mappo_spread.py` (centralized critic) completes the set.
 
 Expected: slower than the shared policy towards the same bar, a team return of -50 or
 better (random actions: about -81) within 3M env steps. Sources: Terry et al. 2020,

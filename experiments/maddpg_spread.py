@@ -10,7 +10,7 @@ spread experiments.
 
 Measured here (seeds 0, 1, 2, 120k env steps, `--stop env_steps=120000`): the team return
 rises from -75.0/-78.2/-73.5 (before learning starts) to -59.1/-57.5/-58.9 over the last 10k steps
-(tests/test_learning.py holds the first). At the full 1M steps over seeds 0-2
+(docs/experiments.md; tests/test_learning.py holds the first). At the full 1M steps over seeds 0-2
 (docs/benchmarks.md, `python scripts/benchmark.py --only maddpg_spread`): IQM -36.7
 [-39.2, -35.0], 398 env steps/s on 2 CPUs, 40-58 minutes of training a seed.
 

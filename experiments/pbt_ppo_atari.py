@@ -5,6 +5,7 @@ quarter copies a best trial's checkpoint and perturbs learning rate, entropy coe
 and clip. Expected: the best trial reaches a return of 20 in fewer env steps than a single
 `ppo_atari.py` run (Jaderberg et al. 2017 report PBT beating hand-tuned baselines on Atari).
 Needs a cluster: each trial wants 9 CPUs (`--num-env-runners 8`) and one GPU learner.
+Not measured here (docs/benchmarks.md).
 """
 
 from ray import tune

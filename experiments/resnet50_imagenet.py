@@ -10,7 +10,8 @@ autocast and channels-last layout.
 Default: 8 GPU workers, global batch 1024, lr 0.4 (0.1 per 256 images, Goyal et al. 2017),
 5 warm-up epochs, cosine decay, label smoothing 0.1, 90 epochs.
 Expected: about 76-77% top-1 validation accuracy (torchvision's ResNet-50 V1 weights:
-76.13% with the step schedule; Goyal et al. report 76.3% at batch 8192).
+76.13% with the step schedule; Goyal et al. report 76.3% at batch 8192). Not measured
+here: it needs 8 GPUs and ImageNet (docs/benchmarks.md).
 
 The 64-GPU set-up of Goyal et al. is one line on a Ray cluster with 64 GPUs:
   python -m rlsuite.run experiments/resnet50_imagenet.py --address auto \

@@ -9,6 +9,7 @@ Expected: about 93-95% validation accuracy after 200 epochs for the best trial
 (kuangliu/pytorch-cifar reports 93.02% for ResNet-18 with lr 0.1, weight decay 5e-4,
 batch 128; 95% with the cosine schedule). ASHA stops the weak half of the eight trials
 early. Each trial takes one GPU: `--set use_gpu=true` (`--smoke` runs on a CPU).
+Not measured here: the accuracy needs a GPU machine and CIFAR-10 (docs/benchmarks.md).
 """
 
 from ray import tune

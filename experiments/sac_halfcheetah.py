@@ -2,7 +2,8 @@
 
 Expected: a mean return of about 10,000 after 1M env steps (CleanRL's
 `sac_continuous_action.py` benchmark with these settings; Haarnoja et al. 2018 report
-about 11,000 at 1M steps).
+about 11,000 at 1M steps). Not measured here: 1M SAC steps need a GPU machine
+(docs/benchmarks.md).
 """
 
 from ray.rllib.algorithms.sac import SACConfig

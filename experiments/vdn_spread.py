@@ -8,7 +8,8 @@ the team return (about -81 for uniformly random actions: `python scripts/bench_m
 Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
 --final-env-steps 5000`): team return -80.2 to -81.8 over the first 5k steps, IQM -62.9 [-64.9,
 -61.7] over the last 5k of 50k (QMIX -58.7, `mappo_spread.py` -65.4; docs/multiagent.md);
-seed 0 at 100k: -54.5 over the last 10k of 100k. At 200k over 3 seeds (`python
+an earlier run of seed 0 alone (`--seed 0 --stop env_steps=100000`, not in the table): -54.5
+over the last 10k of 100k. At 200k over 3 seeds (`python
 scripts/benchmark.py --only vdn_spread`, docs/benchmarks.md): IQM -50.01 [-50.54, -49.23];
 unlike QMIX it does not diverge (seed 2 to 300k: -47.1 over the last 10k, its Q_tot falling
 towards the true value; docs/multiagent.md). The 500k budget is not yet measured here.
