@@ -13,8 +13,9 @@ below the figures here). Nothing is downloaded. Each trial wants a GPU:
 Expected: about 84% matched-dev accuracy for the best trial: BERT-base reaches 84.6% on
 MNLI-m's test set (Devlin et al. 2019, Table 1) and 83.9% on dev_matched in Hugging Face's
 run_glue example (bert-base-cased, 3 epochs, lr 2e-5, batch 32). ASHA runs 8 samples of
-the paper's fine-tuning grid: lr {5e-5, 3e-5, 2e-5}, batch {16, 32}, epochs {2, 3, 4}. Not measured here: it needs a
-GPU machine, the pretrained weights and the GLUE data (docs/benchmarks.md).
+the paper's fine-tuning grid: lr {5e-5, 3e-5, 2e-5}, batch {16, 32}, epochs {2, 3, 4}.
+Not measured here: it needs a GPU machine, the pretrained weights and the GLUE data
+(docs/benchmarks.md).
 """
 
 from ray import tune

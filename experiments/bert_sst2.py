@@ -11,8 +11,9 @@ Nothing is downloaded. Each trial wants a GPU: `--set use_gpu=true`.
 Expected: about 93% validation (dev) accuracy for the best trial: BERT-base reaches 93.5%
 on SST-2's test set (Devlin et al. 2019, Table 1) and 92.3% dev accuracy in Hugging
 Face's run_glue example (bert-base-cased, 3 epochs, lr 2e-5, batch 32). ASHA runs 8 samples
-of the paper's fine-tuning grid: lr {5e-5, 3e-5, 2e-5}, batch {16, 32}, epochs {2, 3, 4}. Not measured here: it needs a
-GPU machine, the pretrained weights and the GLUE data (docs/benchmarks.md).
+of the paper's fine-tuning grid: lr {5e-5, 3e-5, 2e-5}, batch {16, 32}, epochs {2, 3, 4}.
+Not measured here: it needs a GPU machine, the pretrained weights and the GLUE data
+(docs/benchmarks.md).
 """
 
 from ray import tune

@@ -15,12 +15,12 @@ tags per greedy episode against its own prey; independent-DDPG hunters (`--set
 times an episode (`rlsuite.evaluate ... --policy adversary=OTHER_RUN`, 1,000 episodes
 each): 1.31x and 1.47x. PPO per team (`ppo_tag.py`, an earlier one-seed run at 1M steps,
 not the table's) trains better hunters: they tag this run's prey 2.24 times an episode;
-this run's hunters tag PPO's prey 0.77 times.
-Over seeds 0-2 (docs/benchmarks.md): team return IQM 6.7 [4.9, 7.8]; 0.448, 0.401 and 0.222
-tags an episode against their own prey (the seeds differ by 2x); that earlier PPO run's
-hunters tag each seed's prey 1.90, 1.90 and 2.60 times. Against ppo_tag.py's 3 benchmark seeds, seed by
-seed: PPO's hunters tag the same seed's prey 0.83 / 2.50 / 2.61 times, these hunters PPO's prey
-0.69 / 1.00 / 0.27 (ppo_tag.py's docstring, docs/multiagent.md).
+this run's hunters tag PPO's prey 0.77 times. Over seeds 0-2 (docs/benchmarks.md): team
+return IQM 6.7 [4.9, 7.8]; 0.448, 0.401 and 0.222 tags an episode against their own prey
+(the seeds differ by 2x); that earlier PPO run's hunters tag each seed's prey 1.90, 1.90
+and 2.60 times. Against ppo_tag.py's 3 benchmark seeds, seed by seed: PPO's hunters tag the
+same seed's prey 0.83 / 2.50 / 2.61 times, these hunters PPO's prey 0.69 / 1.00 / 0.27
+(ppo_tag.py's docstring, docs/multiagent.md).
 
 Method and settings: Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments" (predator-prey, their appendix and openai/maddpg's
