@@ -24,7 +24,9 @@ greedy win rate against the heuristic 0.04, 0.20, 0.43, 0.61 and 0.63-0.71 after
 heuristic, stayed under 0.8). `rlsuite.evaluate` on the last checkpoint, 200 fresh games:
 0.95 against random, 0.73 against the heuristic, 0.69 against "careful". Twice the budget
 did not help: the same seed to 1M steps (3,081 s) stood at 0.59-0.81 (median 0.73) from
-400k on and gave 0.73 in 200 fresh games at 1M (docs/multiagent.md). Before the
+400k on and gave 0.73 in 200 fresh games at 1M (docs/multiagent.md); nor did GAE lambda
+0.95 without the KL term, gamma 0.9 or a 3x entropy bonus (0.66-0.77, 0.55 at 200k and
+0.65-0.75 on seed 0: docs/multiagent.md). Before the
 heuristic joined the pool (uniform draws from random and snapshots): 0.15 after 80k.
 What loses the games at 500k (`rlsuite.evaluate --episodes 400`, seeds 0-2; docs/multiagent.md):
 missed blocks of a single threat, 47-57 of the 82-98 games lost, and wins on the board passed
