@@ -17,7 +17,7 @@ from ray.rllib.utils.metrics import NUM_ENV_STEPS_SAMPLED_LIFETIME
 from rlsuite.multiagent.maddpg import JointEnv, MADDPGConfig, MASACConfig
 from rlsuite.multiagent.maddpg.joint_env import AGENT_REWARDS, JOINT_OF, OBS
 from rlsuite.multiagent.maddpg.learner import ACTOR, CRITIC
-from rlsuite.multiagent.maddpg.module import Q_BUFFER, Q_OWN
+from rlsuite.multiagent.maddpg.module import ACTOR_OUTPUTS, Q_BUFFER, Q_OWN
 from rlsuite.multiagent.maddpg.networks import critic_inputs, with_own_actions
 
 N_AGENTS, OBS_DIM, ACTION_DIM, BATCH = 3, 4, 2, 8
@@ -255,6 +255,34 @@ def test_actor_loss_never_moves_the_critic(config_class: type) -> None:
     assert any(g.abs().sum() > 0 for g in actor_grads)  # the actors do learn
     assert fwd[Q_BUFFER].shape == fwd[Q_OWN].shape == (BATCH, 3)
     assert ACTOR in {name for name, _ in learner.get_optimizers_for_module(module_id)}
+    env.close()
+
+
+@pytest.mark.parametrize("config_class", [MADDPGConfig, MASACConfig])
+def test_actor_output_reg_adds_the_mean_squared_actor_output_to_the_actor_loss(
+    config_class: type,
+) -> None:
+    """openai/maddpg's `p_reg`: weight x mean of the actors' squared raw outputs."""
+    torch.manual_seed(0)
+    learner, env = _learner(config_class)
+    module_id = "default_policy"
+    module = learner.module[module_id].unwrapped()
+    obs = {OBS: torch.randn(BATCH, 3, 18), AGENT_REWARDS: torch.randn(BATCH, 3)}
+    batch = {**_batch(), Columns.OBS: obs, Columns.NEXT_OBS: obs}
+    batch[Columns.ACTIONS] = torch.rand(BATCH, 3, 5) * 2 - 1
+    fwd = module.forward_train(batch)
+    torch.testing.assert_close(fwd[ACTOR_OUTPUTS], module.actor_outputs(module.actors, obs[OBS]))
+    actor_losses = []
+    for weight in (0.0, 1e-3):
+        config = learner.config.copy(copy_frozen=False).training(actor_output_reg=weight)
+        learner.compute_loss_for_module(
+            module_id=module_id, config=config, batch=batch, fwd_out=fwd
+        )
+        actor_losses.append(learner._temp_losses[(module_id, ACTOR)])
+        learner._temp_losses.clear()
+    penalty = 1e-3 * fwd[ACTOR_OUTPUTS].pow(2).mean()
+    assert penalty > 0
+    torch.testing.assert_close(actor_losses[1] - actor_losses[0], penalty)
     env.close()
 
 

@@ -42,6 +42,12 @@ experiment = Experiment(
             ("local_critics names 'adversary'", "(shared)"),
         ),
         (
+            "MADDPGConfig",
+            "**joint('mpe/simple_tag')",
+            ".training(actor_output_reg=-0.001)",
+            ("actor_output_reg=-0.001", "weight >= 0"),
+        ),
+        (
             "MASACConfig",
             "**joint('sisl/multiwalker')",
             ".training(transition_replay=False, store_buffer_in_checkpoints=True)",

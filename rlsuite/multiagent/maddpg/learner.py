@@ -28,7 +28,7 @@ from ray.rllib.utils.metrics import ALL_MODULES, TD_ERROR_KEY
 
 from rlsuite.multiagent.maddpg.joint_env import AGENT_REWARDS
 from rlsuite.multiagent.maddpg.masac_module import LOGP_OWN, Q_NEXT_SOFT, Q_TWIN_BUFFER
-from rlsuite.multiagent.maddpg.module import Q_BUFFER, Q_OWN, Q_TARGET_NEXT
+from rlsuite.multiagent.maddpg.module import ACTOR_OUTPUTS, Q_BUFFER, Q_OWN, Q_TARGET_NEXT
 
 CRITIC = "qf"  # optimizer names, as RLlib's SAC learner calls them
 ACTOR = "policy"
@@ -70,8 +70,8 @@ class MADDPGTorchLearner(DQNTorchLearner):
         target = td_targets(batch, fwd_out[Q_TARGET_NEXT], config.gamma)
         q = fwd_out[Q_BUFFER]
         critic_loss = weighted_mse(batch, q, target)
-        actor_loss = -fwd_out[Q_OWN].mean()
-        self._log(module_id, critic_loss, actor_loss, q, target)
+        actor_loss = -fwd_out[Q_OWN].mean() + output_penalty(config, fwd_out)
+        self._log(module_id, critic_loss, actor_loss, q, target, fwd_out)
         self._temp_losses[(module_id, CRITIC)] = critic_loss
         self._temp_losses[(module_id, ACTOR)] = actor_loss
         return critic_loss + actor_loss
@@ -83,6 +83,7 @@ class MADDPGTorchLearner(DQNTorchLearner):
         actor_loss: torch.Tensor,
         q: torch.Tensor,
         target: torch.Tensor,
+        fwd_out: dict[str, Any],
     ) -> None:
         # One TD error per replayed joint step (mean over agents): priorities for
         # RLlib's prioritized episode buffer, as DQN and SAC log them.
@@ -94,6 +95,9 @@ class MADDPGTorchLearner(DQNTorchLearner):
                 POLICY_LOSS_KEY: actor_loss,
                 "qf_mean": q.mean(),
                 "td_error_mean": td_error.mean(),
+                # Saturated actors (logits far apart) stop exploring and learning: this
+                # shows it in TensorBoard.
+                "actor_output_abs_mean": fwd_out[ACTOR_OUTPUTS].detach().abs().mean(),
             },
             key=module_id,
             window=1,
@@ -139,10 +143,11 @@ class MASACTorchLearner(MADDPGTorchLearner):
         logp = fwd_out[LOGP_OWN]
         alphas = module.alphas()
         actor_loss = (alphas.detach() * logp - fwd_out[Q_OWN]).mean()
+        actor_loss = actor_loss + output_penalty(config, fwd_out)
         log_alphas = alphas.log()
         entropy_gap = logp.detach() + target_entropy(config, module.action_dim)
         alpha_loss = -(log_alphas * entropy_gap).mean()
-        self._log(module_id, critic_loss, actor_loss, q, target)
+        self._log(module_id, critic_loss, actor_loss, q, target, fwd_out)
         self.metrics.log_dict(
             {ALPHA_LOSS_KEY: alpha_loss, "alpha_value": alphas.mean(), "logp": logp.mean()},
             key=module_id,
@@ -152,6 +157,14 @@ class MASACTorchLearner(MADDPGTorchLearner):
         self._temp_losses[(module_id, ACTOR)] = actor_loss
         self._temp_losses[(module_id, TEMPERATURE)] = alpha_loss
         return critic_loss + actor_loss + alpha_loss
+
+
+def output_penalty(config: Any, fwd_out: dict[str, Any]) -> torch.Tensor | float:
+    """`actor_output_reg` times the mean squared actor output: openai/maddpg's `p_reg`
+    (1e-3 there), which keeps Gumbel-softmax logits, and tanh's inputs, from running off
+    to where the actor's gradient vanishes."""
+    weight = float(config.actor_output_reg)
+    return weight * fwd_out[ACTOR_OUTPUTS].pow(2).mean() if weight else 0.0
 
 
 def td_targets(batch: dict[str, Any], next_values: torch.Tensor, gamma: float) -> torch.Tensor:

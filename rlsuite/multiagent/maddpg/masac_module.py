@@ -25,7 +25,7 @@ from ray.rllib.core.learner.utils import make_target_network
 from torch import nn
 
 from rlsuite.multiagent.maddpg.joint_env import OBS
-from rlsuite.multiagent.maddpg.module import Q_BUFFER, Q_OWN, MADDPGTorchRLModule
+from rlsuite.multiagent.maddpg.module import ACTOR_OUTPUTS, Q_BUFFER, Q_OWN, MADDPGTorchRLModule
 from rlsuite.multiagent.maddpg.networks import per_policy, with_own_actions
 
 INITIAL_ALPHA = "initial_alpha"  # model_config key (MASACConfig's initial_alpha)
@@ -62,7 +62,10 @@ class MASACTorchRLModule(MADDPGTorchRLModule):
 
     def sample_actions(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Reparameterized actions (B, n, action_dim) and their log probs (B, n)."""
-        out = self.actor_outputs(self.actors, obs)
+        return self.sample_from(self.actor_outputs(self.actors, obs))
+
+    def sample_from(self, out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """`sample_actions` from the actors' outputs (means and log stds)."""
         actions, logp = TorchSquashedGaussian.from_logits(out).rsample_and_logp()
         return actions, logp
 
@@ -73,7 +76,8 @@ class MASACTorchRLModule(MADDPGTorchRLModule):
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs, next_obs = batch[Columns.OBS][OBS], batch[Columns.NEXT_OBS][OBS]
         buffer_actions = self.action_features(batch[Columns.ACTIONS])
-        own, logp_own = self.sample_actions(obs)
+        outputs = self.actor_outputs(self.actors, obs)
+        own, logp_own = self.sample_from(outputs)
         joint_own = with_own_actions(buffer_actions, own)
         with torch.no_grad():
             next_actions, logp_next = self.sample_actions(next_obs)
@@ -87,6 +91,7 @@ class MASACTorchRLModule(MADDPGTorchRLModule):
             Q_OWN: self.twin_min(self.critics, self.twin_critics, obs, joint_own),
             LOGP_OWN: logp_own,
             Q_NEXT_SOFT: q_next_soft,
+            ACTOR_OUTPUTS: outputs,
         }
 
     def twin_min(

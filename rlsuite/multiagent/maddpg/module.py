@@ -50,6 +50,9 @@ LOCAL_CRITICS = "local_critics"
 Q_BUFFER = "q_buffer"  # ... the replayed joint action
 Q_OWN = "q_own"  # ... the joint action with agent i's from its current policy
 Q_TARGET_NEXT = "q_target_next"  # ... the next step, target actors' actions, target critic
+# (B, n_agents, actor output): the actors' raw outputs (logits, or tanh's inputs), which
+# `actor_output_reg` penalizes
+ACTOR_OUTPUTS = "actor_outputs"
 
 
 class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNetAPI):
@@ -111,7 +114,8 @@ class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNe
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs, next_obs = batch[Columns.OBS][OBS], batch[Columns.NEXT_OBS][OBS]
         buffer_actions = self.action_features(batch[Columns.ACTIONS])
-        own = self.policy_actions(self.actors, obs)
+        outputs = self.actor_outputs(self.actors, obs)
+        own = self.actions_from(outputs)
         with torch.no_grad():
             next_actions = self.policy_actions(self._target_actors, next_obs)
             q_target_next = self.q_values(self._target_critics, next_obs, next_actions)
@@ -119,11 +123,15 @@ class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNe
             Q_BUFFER: self.q_values(self.critics, obs, buffer_actions),
             Q_OWN: self.q_values(self.critics, obs, with_own_actions(buffer_actions, own)),
             Q_TARGET_NEXT: q_target_next,
+            ACTOR_OUTPUTS: outputs,
         }
 
     def policy_actions(self, actors: nn.ModuleDict, obs: torch.Tensor) -> torch.Tensor:
         """(B, n_agents, action_dim), differentiable: tanh outputs, or Gumbel one-hots."""
-        out = self.actor_outputs(actors, obs)
+        return self.actions_from(self.actor_outputs(actors, obs))
+
+    def actions_from(self, out: torch.Tensor) -> torch.Tensor:
+        """`policy_actions` from the actors' outputs."""
         if self.discrete:
             return nn.functional.gumbel_softmax(out, hard=True)
         return torch.tanh(out)
