@@ -13,7 +13,9 @@ Expected (measured at 1M steps, seed 0, two pairs of runs; docs/experiments.md):
 tags per greedy episode against its own prey; independent-DDPG hunters (`--set
 "training.local_critics=['adversary']"`) trained the same way tag that prey 0.31-0.35
 times an episode (`rlsuite.evaluate ... --policy adversary=OTHER_RUN`, 1,000 episodes
-each): 1.31x and 1.47x. PPO per team (`ppo_tag.py`, an earlier one-seed run at 1M steps,
+each): 1.31x and 1.47x; over seeds 0-2, DDPG hunters tag the same seed's MADDPG prey 0.29 /
+0.17 / 0.22 times against MADDPG's 0.45 / 0.40 / 0.22, all six hunter actors saturated
+(docs/multiagent.md). PPO per team (`ppo_tag.py`, an earlier one-seed run at 1M steps,
 not the table's) trains better hunters: they tag this run's prey 2.24 times an episode;
 this run's hunters tag PPO's prey 0.77 times. Over seeds 0-2 (docs/benchmarks.md): team
 return IQM 6.7 [4.9, 7.8]; 0.448, 0.401 and 0.222 tags an episode against their own prey
