@@ -210,6 +210,16 @@ def _learner(config_class: type = MADDPGConfig) -> Any:
     return config.build_learner(env=env), env
 
 
+def _learner_and_spread_batch(config_class: type) -> tuple[Any, JointEnv, dict[str, Any]]:
+    """`_learner` and a random batch of its 3-agent simple_spread shapes."""
+    torch.manual_seed(0)
+    learner, env = _learner(config_class)
+    obs = {OBS: torch.randn(BATCH, 3, 18), AGENT_REWARDS: torch.randn(BATCH, 3)}
+    batch = {**_batch(), Columns.OBS: obs, Columns.NEXT_OBS: obs}
+    batch[Columns.ACTIONS] = torch.rand(BATCH, 3, 5) * 2 - 1
+    return learner, env, batch
+
+
 @pytest.mark.parametrize("config_class", [MADDPGConfig, MASACConfig])
 def test_target_update_follows_tau(config_class: type) -> None:
     learner, env = _learner(config_class)
@@ -232,13 +242,9 @@ def test_target_update_follows_tau(config_class: type) -> None:
 def test_actor_loss_never_moves_the_critic(config_class: type) -> None:
     """Each optimizer gets the gradients of its own loss alone: the critics those of the TD
     loss, though the actor loss runs through them."""
-    torch.manual_seed(0)
-    learner, env = _learner(config_class)
+    learner, env, batch = _learner_and_spread_batch(config_class)
     module_id = "default_policy"
     module = learner.module[module_id].unwrapped()
-    obs = {OBS: torch.randn(BATCH, 3, 18), AGENT_REWARDS: torch.randn(BATCH, 3)}
-    batch = {**_batch(), Columns.OBS: obs, Columns.NEXT_OBS: obs}
-    batch[Columns.ACTIONS] = torch.rand(BATCH, 3, 5) * 2 - 1
     fwd = module.forward_train(batch)
     config = learner.config.get_config_for_module(module_id)
     loss = learner.compute_loss_for_module(
@@ -263,15 +269,12 @@ def test_actor_output_reg_adds_the_mean_squared_actor_output_to_the_actor_loss(
     config_class: type,
 ) -> None:
     """openai/maddpg's `p_reg`: weight x mean of the actors' squared raw outputs."""
-    torch.manual_seed(0)
-    learner, env = _learner(config_class)
+    learner, env, batch = _learner_and_spread_batch(config_class)
     module_id = "default_policy"
     module = learner.module[module_id].unwrapped()
-    obs = {OBS: torch.randn(BATCH, 3, 18), AGENT_REWARDS: torch.randn(BATCH, 3)}
-    batch = {**_batch(), Columns.OBS: obs, Columns.NEXT_OBS: obs}
-    batch[Columns.ACTIONS] = torch.rand(BATCH, 3, 5) * 2 - 1
     fwd = module.forward_train(batch)
-    torch.testing.assert_close(fwd[ACTOR_OUTPUTS], module.actor_outputs(module.actors, obs[OBS]))
+    own_outputs = module.actor_outputs(module.actors, batch[Columns.OBS][OBS])
+    torch.testing.assert_close(fwd[ACTOR_OUTPUTS], own_outputs)
     actor_losses = []
     for weight in (0.0, 1e-3):
         config = learner.config.copy(copy_frozen=False).training(actor_output_reg=weight)
