@@ -18,7 +18,9 @@ Each seed against maddpg_tag's benchmark run of the same seed, 1,000 greedy epis
 per episode (a hunter's return / 10; `rlsuite.evaluate RUN --trial T --policy
 adversary=PPO_TRIAL`, or `agent=`): PPO's hunters tag MADDPG's prey 0.83 / 2.50 / 2.61 times,
 MADDPG's own hunters 0.45 / 0.40 / 0.22; against PPO's prey PPO's hunters 1.11 / 2.58 / 1.43,
-MADDPG's 0.69 / 1.00 / 0.27. So PPO trains the better hunters in every seed; MADDPG's prey
+MADDPG's 0.69 / 1.00 / 0.27. So PPO trains the better hunters in every seed (than MADDPG
+without the output penalty: with `--set training.actor_output_reg=0.001` MADDPG's hunters
+and prey beat these in seeds 1 and 2; maddpg_tag.py's docstring); MADDPG's prey
 are tagged less than PPO's by MADDPG's hunters in every seed, by PPO's hunters in seed 0
 and more in seed 2 (seed 1 within the noise: standard errors about 0.08;
 docs/multiagent.md). An earlier run of seed 0 gave PPO against PPO 1.84 and 2.24 against
