@@ -19,7 +19,8 @@ each): 1.31x and 1.47x; over seeds 0-2, DDPG hunters tag the same seed's MADDPG 
 from saturating: with `--set training.actor_output_reg=0.001` (seeds 1 and 2, 1M steps)
 the hunters tag the same seed's unpenalized prey 3.53 and 5.23 times an episode and PPO's
 prey 2.99 and 2.39 times (PPO's own hunters 2.58 and 1.43), and PPO's hunters tag the
-penalized prey 1.03 and 0.62 times; seed 0 alike (2.92, 3.70 against 1.11, and 0.31). With
+penalized prey 1.03 and 0.62 times; seed 0 alike (2.92 against the unpenalized prey, 3.70
+against PPO's, whose own hunters tag it 1.11 times; PPO's hunters 0.31). With
 the penalty on both sides the paper's comparison did not hold on seed 0: DDPG hunters
 tagged the penalized MADDPG prey 1.66 times, MADDPG's 1.51. Not yet the default: the
 table's runs were made without it. PPO per team (`ppo_tag.py`, an earlier one-seed run at 1M steps,
