@@ -9,28 +9,22 @@ for leaving the arena): a rough sign of how often the hunters tag, not either te
 return; each team's is logged beside it (`policy_return_mean/adversary`,
 `policy_return_mean/agent`). Each agent's critic trains on its own reward.
 
-Expected (measured at 1M steps, seed 0, two pairs of runs; docs/experiments.md): 0.45-0.46
-tags per greedy episode against its own prey; independent-DDPG hunters (`--set
-"training.local_critics=['adversary']"`) trained the same way tag that prey 0.31-0.35
-times an episode (`rlsuite.evaluate ... --policy adversary=OTHER_RUN`, 1,000 episodes
-each): 1.31x and 1.47x; over seeds 0-2, DDPG hunters tag the same seed's MADDPG prey 0.29 /
-0.17 / 0.22 times against MADDPG's 0.45 / 0.40 / 0.22, all six hunter actors saturated
-(docs/multiagent.md). openai/maddpg's penalty on the actors' squared outputs keeps them
-from saturating: with `--set training.actor_output_reg=0.001` (seeds 1 and 2, 1M steps)
-the hunters tag the same seed's unpenalized prey 3.53 and 5.23 times an episode and PPO's
-prey 2.99 and 2.39 times (PPO's own hunters 2.58 and 1.43), and PPO's hunters tag the
-penalized prey 1.03 and 0.62 times; seed 0 alike (2.92 against the unpenalized prey, 3.70
-against PPO's, whose own hunters tag it 1.11 times; PPO's hunters 0.31). With
-the penalty on both sides the paper's comparison did not hold on seed 0: DDPG hunters
-tagged the penalized MADDPG prey 1.66 times, MADDPG's 1.51. Not yet the default: the
-table's runs were made without it. PPO per team (`ppo_tag.py`, an earlier one-seed run at 1M steps,
-not the table's) trains better hunters: they tag this run's prey 2.24 times an episode;
-this run's hunters tag PPO's prey 0.77 times. Over seeds 0-2 (docs/benchmarks.md): team
-return IQM 6.7 [4.9, 7.8]; 0.448, 0.401 and 0.222 tags an episode against their own prey
-(the seeds differ by 2x); that earlier PPO run's hunters tag each seed's prey 1.90, 1.90
-and 2.60 times. Against ppo_tag.py's 3 benchmark seeds, seed by seed: PPO's hunters tag the
-same seed's prey 0.83 / 2.50 / 2.61 times, these hunters PPO's prey 0.69 / 1.00 / 0.27
-(ppo_tag.py's docstring, docs/multiagent.md).
+Expected (docs/benchmarks.md, `python scripts/benchmark.py --only maddpg_tag`, seeds 0-2
+at 1M env steps, 2026-11-27): team return IQM 18.9 [10.4, 26.9]; greedy, the hunters tag their own
+run's prey 1.46 / 1.12 / 1.34 times an episode (`rlsuite.evaluate
+results/benchmarks/maddpg_tag --trial T --episodes 1000`), their actors unsaturated
+(`python scripts/actor_saturation.py`: 4-5 of the 5 actions used). That is with openai/
+maddpg's penalty on the actors' squared outputs (`actor_output_reg`, 1e-3, the config's
+default since that day). Without it (`--set training.actor_output_reg=0`) every hunter
+actor saturated onto one to three actions and the table's earlier row was a team return
+IQM of 6.7 [4.9, 7.8], 0.45 / 0.40 / 0.22 tags an episode (docs/multiagent.md). Runs of
+the penalized config the same day (`--set training.actor_output_reg=0.001`, seeds 0-2)
+tagged PPO's (`ppo_tag.py`) prey more often than PPO's own hunters, and PPO's hunters tagged
+their prey less often than PPO's own prey. Lowe et al.'s comparison, independent-DDPG
+hunters (`--set "training.local_critics=['adversary']"`) against the same MADDPG prey, did
+not hold with the penalty on seed 0 (DDPG 1.66 tags an episode, MADDPG 1.51); without it
+MADDPG's hunters tagged 1.3x-2.4x as often on two seeds of three, an effect of the
+saturation.
 
 Method and settings: Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments" (predator-prey, their appendix and openai/maddpg's

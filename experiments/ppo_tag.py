@@ -11,21 +11,22 @@ prey -10); each team's return is logged beside it (`policy_return_mean/adversary
 
 Measured over seeds 0-2 at 1M env steps (docs/benchmarks.md, `python scripts/benchmark.py
 --only ppo_tag`, 1,223-1,506 s of training a seed, 834 env steps/s): team return IQM 25.8
-[18.0, 37.5] (MADDPG's 6.7). The hunters' team return (exploring, mean over the 50k steps up
+[18.0, 37.5] (maddpg_tag's 18.9 [10.4, 26.9]; 6.7 before its output penalty). The hunters' team return (exploring, mean over the 50k steps up
 to 400k / 1M) went 66.8 -> 34.7 and 77.1 -> 47.1 on seeds 0 and 2 while their prey's rose
-(-28.2 -> -17.7, -32.7 -> -21.1): the prey learned to escape; seed 1's 67.5 -> 76.7.
-Each seed against maddpg_tag's benchmark run of the same seed, 1,000 greedy episodes, tags
-per episode (a hunter's return / 10; `rlsuite.evaluate RUN --trial T --policy
-adversary=PPO_TRIAL`, or `agent=`): PPO's hunters tag MADDPG's prey 0.83 / 2.50 / 2.61 times,
-MADDPG's own hunters 0.45 / 0.40 / 0.22; against PPO's prey PPO's hunters 1.11 / 2.58 / 1.43,
-MADDPG's 0.69 / 1.00 / 0.27. So PPO trains the better hunters in every seed (than MADDPG
-without the output penalty: with `--set training.actor_output_reg=0.001` MADDPG's hunters
-and prey beat these in seeds 1 and 2; maddpg_tag.py's docstring); MADDPG's prey
-are tagged less than PPO's by MADDPG's hunters in every seed, by PPO's hunters in seed 0
-and more in seed 2 (seed 1 within the noise: standard errors about 0.08;
-docs/multiagent.md). An earlier run of seed 0 gave PPO against PPO 1.84 and 2.24 against
-MADDPG's seed-0 prey of that day: runs of one seed differ that much here. The settings are
-ippo_spread's (MAPPO's MPE values), so the two MPE PPO baselines differ only in the task.
+(-28.2 -> -17.7, -32.7 -> -21.1): the prey learned to escape; seed 1's 67.5 -> 76.7. Each
+seed against maddpg_tag's earlier benchmark run of the same seed (without the actors' output
+penalty, the row since replaced), 1,000 greedy episodes, tags per episode (a hunter's return
+/ 10; `rlsuite.evaluate RUN --trial T --policy adversary=PPO_TRIAL`, or `agent=`): PPO's
+hunters tag MADDPG's prey 0.83 / 2.50 / 2.61 times, MADDPG's own hunters 0.45 / 0.40 / 0.22;
+against PPO's prey PPO's hunters 1.11 / 2.58 / 1.43, MADDPG's 0.69 / 1.00 / 0.27. So PPO
+trains the better hunters in every seed than that saturated MADDPG; with the penalty,
+MADDPG's default since, MADDPG's hunters and prey beat these in seeds 0-2
+(docs/multiagent.md); the saturated MADDPG's prey are tagged less than PPO's by MADDPG's
+hunters in every seed, by PPO's hunters in seed 0 and more in seed 2 (seed 1 within the
+noise: standard errors about 0.08; docs/multiagent.md). An earlier run of seed 0 gave PPO
+against PPO 1.84 and 2.24 against MADDPG's seed-0 prey of that day: runs of one seed differ
+that much here. The settings are ippo_spread's (MAPPO's MPE values), so the two MPE PPO
+baselines differ only in the task.
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig

@@ -162,8 +162,8 @@ class MASACConfig(MADDPGConfig):
     def __init__(self, algo_class: type | None = None) -> None:
         super().__init__(algo_class=algo_class or MASAC)
         self.twin_q = True
-        # SAC's entropy bonus already pulls its actors back from saturation, and the
-        # MASAC rows in docs/benchmarks.md were measured without the penalty.
+        # SAC's entropy bonus already costs tanh outputs at their bounds (the squashing's
+        # log-probability correction), and MASAC's rows were measured without the penalty.
         self.actor_output_reg = 0.0
         self.tau = 0.005  # SAC's value (Haarnoja et al. 2018)
         self.gamma = 0.99  # SAC's value
