@@ -56,8 +56,8 @@ class MADDPGConfig(TransitionReplaySettings, SACConfig):
         # Policies whose critics see their own agent only: independent DDPG (or SAC).
         self.local_critics: tuple[str, ...] = ()
         # Weight of the actors' mean squared raw output in their loss (`output_penalty`):
-        # openai/maddpg's 1e-3. Without it simple_tag's Gumbel-softmax hunters saturated
-        # onto one action in every measured run (docs/multiagent.md).
+        # openai/maddpg's 1e-3. Without it every simple_tag hunter measured saturated onto
+        # one to three of its five actions (docs/multiagent.md).
         self.actor_output_reg = 1e-3
         self.twin_q = False  # MADDPG has one critic per policy
         self.tau = 0.01  # Lowe et al. 2017's value
