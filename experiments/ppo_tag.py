@@ -11,9 +11,10 @@ prey -10); each team's return is logged beside it (`policy_return_mean/adversary
 
 Measured over seeds 0-2 at 1M env steps (docs/benchmarks.md, `python scripts/benchmark.py
 --only ppo_tag`, 1,223-1,506 s of training a seed, 834 env steps/s): team return IQM 25.8
-[18.0, 37.5] (maddpg_tag's 18.9 [10.4, 26.9]; 6.7 before its output penalty). The hunters' team return (exploring, mean over the 50k steps up
-to 400k / 1M) went 66.8 -> 34.7 and 77.1 -> 47.1 on seeds 0 and 2 while their prey's rose
-(-28.2 -> -17.7, -32.7 -> -21.1): the prey learned to escape; seed 1's 67.5 -> 76.7. Each
+[18.0, 37.5] (maddpg_tag's 18.9 [10.4, 26.9]; 6.7 before its output penalty). The hunters'
+team return (exploring, mean over the 50k steps up to 400k / 1M) went 66.8 -> 34.7 and
+77.1 -> 47.1 on seeds 0 and 2 while their prey's rose (-28.2 -> -17.7, -32.7 -> -21.1): the
+prey learned to escape; seed 1's 67.5 -> 76.7. Each
 seed against maddpg_tag's earlier benchmark run of the same seed (without the actors' output
 penalty, the row since replaced), 1,000 greedy episodes, tags per episode (a hunter's return
 / 10; `rlsuite.evaluate RUN --trial T --policy adversary=PPO_TRIAL`, or `agent=`): PPO's
