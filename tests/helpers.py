@@ -8,6 +8,7 @@ Fixtures and pytest hooks live in tests/conftest.py; tests import these by name
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -258,3 +259,12 @@ def stop_ray_node(node: subprocess.Popen[bytes], grace_s: float = 3) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(node.pid, signal.SIGKILL)
     node.wait(timeout=30)
+
+
+def digest(directory: Path) -> dict[str, str]:
+    """Every file under `directory` by its SHA-256: what a run left, to compare byte for byte."""
+    return {
+        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }

@@ -19,7 +19,7 @@ SMOKE_COVERED_BY = {
     "dqn_atari": "dqn_cartpole's DQN and ppo_atari's Atari env path",
     "vdn_spread": "qmix_spread's QMIXConfig; the VDN mixer in test_qmix.py",
     "pbt_qmix_spread": (
-        "qmix_spread's QMIX run (evaluated from its results) and test_pbt.py's PBT exploits; "
+        "qmix_spread's QMIX run (evaluated from its results) and test_cluster.py's PBT exploits; "
         "the PBT check's read of QMIX's epsilon schedule in test_pbt.py"
     ),
     "ippo_spread": "ppo_shared_spread's PPO on simple_spread; independent() in test_policies.py",
@@ -41,13 +41,15 @@ SMOKE_COVERED_BY = {
         "continuous joint actions; MADDPG's continuous actors (greedy and exploring actions "
         "in the Box) and its learner on continuous simple_spread in test_maddpg.py"
     ),
-    "pbt_ppo_cartpole": "test_pbt.py, which runs its smoke and checks its exploits",
+    "pbt_ppo_cartpole": (
+        "test_cluster.py, which runs its smoke on two nodes and checks its exploits"
+    ),
     "pbt_maddpg_spread": "test_pbt.py (slow), which runs its smoke and checks its exploits",
     "optuna_ppo_cartpole": "test_search.py's killed sweep: its smoke (3 trials), resumed",
     "pbt_resnet_cifar10": (
         "test_supervised_pbt.py (slow) runs its smoke to 3 iterations and checks exploits; in "
         "CI test_supervised_runs.py restores a supervised trial from its Tune checkpoint (an "
-        "exploit's path) and test_pbt.py's RL sweeps exploit"
+        "exploit's path) and test_cluster.py's RL sweep exploits"
     ),
 }
 

@@ -1,6 +1,6 @@
 """A two-node Ray cluster on this machine (`ray start --head` plus a second `ray start
---address` with its own resources): runs join it, spread over both nodes, keep token
-authentication on, and are refused when they cannot fit."""
+--address` with its own resources): runs join it, spread over both nodes (PBT's exploits
+across them), keep token authentication on, and are refused when they cannot fit."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from rlsuite.launcher.cluster import (
 )
 from rlsuite.serving.command import check_checkpoint_shared
 from tests.helpers import ROOT, TOKEN_ENV, run_cli
+from tests.pbt_checks import check_ppo_exploits
 from tests.ray_nodes import two_node_cluster
 
 
@@ -44,7 +45,12 @@ def _client(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_pbt_sweep_spreads_over_both_nodes(cluster: dict[str, str], storage: Path) -> None:
+def test_pbt_sweep_spreads_over_both_nodes_and_exploits(
+    cluster: dict[str, str], storage: Path
+) -> None:
+    """pbt_ppo_cartpole.py's smoke sweep: its two trials on the two nodes, and after the
+    exploit (a checkpoint restored on the other node) the learner trains with the trial's
+    perturbed values (tests/pbt_checks.py; the sweep's only run in CI)."""
     run = run_cli(
         ROOT / "experiments" / "pbt_ppo_cartpole.py",
         "--smoke",
@@ -71,6 +77,7 @@ def test_pbt_sweep_spreads_over_both_nodes(cluster: dict[str, str], storage: Pat
     assert len(json.loads(nodes.stdout.strip().splitlines()[-1])) == 2, (
         "trials ran on one node only"
     )
+    check_ppo_exploits(storage / "pbt_ppo_cartpole", storage / "report")
 
 
 def test_token_authentication_stays_on(cluster: dict[str, str], storage: Path) -> None:

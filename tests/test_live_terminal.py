@@ -1,5 +1,6 @@
 """The live view on a real pseudo-terminal: a short run shows a moving bar with ETA and ends
-with the plain summary lines (tests/test_live_progress.py feeds the view results directly)."""
+with the plain summary lines (tests/test_live_progress.py feeds the view results directly).
+The run replaces a finished one with `--overwrite` too (test_run_safety.py's other checks)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import os
 import pty
 import re
 import select
+import shutil
 import signal
 import sys
 import time
@@ -14,20 +16,30 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, digest
 
 ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 
 
-def test_a_run_on_a_terminal_shows_a_bar_and_ends_with_the_plain_summary(tmp_path: Path) -> None:
+def test_a_run_on_a_terminal_shows_a_bar_and_ends_with_the_plain_summary(
+    cartpole_run: Path, tmp_path: Path
+) -> None:
+    """The run also replaces a finished run of the same name with `--overwrite`, which
+    keeps the old one aside byte for byte (one run for both, CI time)."""
+    shutil.copytree(cartpole_run, tmp_path / "cartpole")
+    before = digest(tmp_path / "cartpole")
     command = [
         sys.executable,
         *("-m", "rlsuite.run", "experiments/ppo_cartpole.py", "--smoke"),
         *("--storage-path", str(tmp_path), "--stop", "training_iteration=4"),
+        *("--name", "cartpole", "--overwrite"),
     ]
     output, status = _run_on_a_terminal(command, timeout=120)
     text = ANSI.sub(b"", output).decode()
     assert os.waitstatus_to_exitcode(status) == 0, text[-3000:]
+    (aside,) = tmp_path.glob("cartpole.replaced-*")
+    assert digest(aside) == before
+    assert (tmp_path / "cartpole" / "summary.json").exists()
     assert "ETA" in text and "/4 iter" in text and "elapsed" in text
     assert "━" in text
     _, view_end, summary = output.rpartition(b"\x1b[?25h")  # the view ends: cursor shown

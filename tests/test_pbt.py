@@ -1,14 +1,12 @@
-"""PBT exploits happen, and the learner trains with the perturbed values afterwards. The
-sweeps join one Ray for this file (conftest's `ray_cluster`) rather than each
-starting its own."""
+"""PBT exploits happen, and the learner trains with the perturbed values afterwards: the
+suite's check of that (`rlsuite.rl.pbt_check`) on built algorithms, and MADDPG's smoke sweep
+(slow), which joins one Ray for this file (conftest's `ray_cluster`). PPO's smoke sweep is
+checked on a two-node cluster in test_cluster.py."""
 
 from __future__ import annotations
 
 import itertools
-import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -19,25 +17,18 @@ from ray.rllib.core.rl_module.multi_rl_module import MultiRLModule
 from ray.train import Checkpoint
 from ray.train._internal.session import _TrainingResult
 
-from rlsuite import metrics
 from rlsuite.errors import PerturbationIgnoredError
 from rlsuite.multiagent import shared
 from rlsuite.multiagent.maddpg import MADDPGConfig, agent_policies, joint
 from rlsuite.multiagent.qmix import QMIXConfig, grouped
 from rlsuite.pbt import EXPLOITED_CHECKPOINT, _KeepsExploitedCheckpoint
-from rlsuite.results import read_results, trial_dirs
 from rlsuite.rl import pbt_check as pbt
 from tests.helpers import ROOT, RayCluster, local_ray, run_cli
-
-LEARNING_RATE = "default_optimizer_learning_rate"
-ENTROPY = "curr_entropy_coeff"
+from tests.pbt_checks import smoke_trials_results
 
 
 def _smoke_sweep(name: str, storage: Path, ray_cluster: RayCluster) -> list[list[dict]]:
-    """`name`'s smoke PBT on the file's Ray: each trial's results. Smoke PBT is synchronous
-    with a 0.5 quantile: after iteration 1 the worse of the two trials exploits the better
-    one, and iteration 2 trains with the perturbed values (a third iteration would only
-    add a second round of trial restarts)."""
+    """`name`'s smoke PBT on the file's Ray: each trial's results."""
     run = run_cli(
         ROOT / "experiments" / f"{name}.py",
         "--smoke",
@@ -46,26 +37,15 @@ def _smoke_sweep(name: str, storage: Path, ray_cluster: RayCluster) -> list[list
         env=ray_cluster.env,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    trials = [read_results(t / "result.json") for t in trial_dirs(storage / name)]
-    assert trials and all(rows[-1][metrics.TRAINING_ITERATION] == 2 for rows in trials)
-    return trials
+    return smoke_trials_results(storage / name)
 
 
-def test_pbt_exploit_applies_the_perturbed_values(storage: Path, ray_cluster: RayCluster) -> None:
-    exploits = 0
-    for rows in _smoke_sweep("pbt_ppo_cartpole", storage, ray_cluster):
-        for before, after in itertools.pairwise(rows):
-            if after["config"]["lr"] != before["config"]["lr"]:
-                exploits += 1
-            learner = after["learners"][DEFAULT_MODULE_ID]
-            assert learner[LEARNING_RATE] == pytest.approx(after["config"]["lr"])
-            assert learner[ENTROPY] == pytest.approx(after["config"]["entropy_coeff"])
-    assert exploits >= 1, "no PBT exploit happened"
-    _check_pbt_report(storage / "pbt_ppo_cartpole", storage / "report")
+# PPO's exploits (pbt_ppo_cartpole.py's smoke sweep: learner values and report) are checked
+# on test_cluster.py's two-node sweep of the same file, tests/pbt_checks.py: one sweep, CI time.
 
 
 @pytest.mark.slow  # CI time: in CI test_check_reads_maddpgs_actor_and_critic_optimizers
-# checks the check's read of both optimizers and the PPO sweep above an exploit end to end.
+# checks the check's read of both optimizers and test_cluster.py's PPO sweep an exploit end to end.
 def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(
     storage: Path, ray_cluster: RayCluster
 ) -> None:
@@ -82,29 +62,6 @@ def test_maddpg_pbt_exploit_applies_the_perturbed_learning_rates(
                 assert learner["qf_learning_rate"] == pytest.approx(after["config"]["critic_lr"])
                 assert learner["policy_learning_rate"] == pytest.approx(after["config"]["actor_lr"])
     assert exploits >= 1, "no PBT exploit happened"
-
-
-def _check_pbt_report(results: Path, output: Path) -> None:
-    """The report of the same sweep draws each trial's lr schedule and lists Tune's exploits."""
-    done = subprocess.run(
-        [sys.executable, "-m", "rlsuite.report", str(results), "--output", str(output)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    figure = (output / "pbt_pbt_ppo_cartpole.png").read_bytes()
-    assert figure.startswith(b"\x89PNG") and len(figure) > 10_000
-    text = (output / "report.md").read_text()
-    assert "![hyperparameter schedules](pbt_pbt_ppo_cartpole.png)" in text
-    trials = {d.name for d in results.glob("PPO_*")}
-    exploits = re.findall(
-        r"^- iteration \d+: (\S+) copied (\S+) .*\blr [\d.e-]+ -> [\d.e-]+", text, re.MULTILINE
-    )
-    assert exploits, text
-    for trial, source in exploits:  # named by their directories, not Tune's internal tags
-        assert trial in trials and source in trials and trial != source
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,11 @@
 """No run lost to another run or to a signal: a second run into the same folder is refused
-(the first run's files byte for byte unchanged), `--overwrite` keeps the old run aside,
-damaged Tune state is named on `--resume`, SIGTERM checkpoints and exits 143, a killed
-driver resumes within one checkpoint interval, a killed env runner is survived."""
+(the first run's files byte for byte unchanged), `--overwrite` keeps the old run aside
+(checked on test_live_terminal.py's run), damaged Tune state is named on `--resume`, SIGTERM
+checkpoints and exits 143, a killed driver resumes within one checkpoint interval, a killed
+env runner is survived."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shlex
@@ -20,7 +20,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.helpers import ROOT, run_cli, run_main
+from tests.helpers import ROOT, digest, run_cli, run_main
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 RUN = "cartpole"  # conftest's cartpole_run
@@ -28,14 +28,6 @@ SAME_RUN = ("--smoke", "--name", RUN, "--seed", "0")  # the flags it was made wi
 # Iterations of at least this long, so that a signal lands between two known iterations.
 SLOW_ITERATIONS = ("--smoke", "--set", "reporting.min_time_s_per_iteration=1.0")
 ITERATION_LINE = re.compile(r"\] iter\s+(\d+)")
-
-
-def _digest(directory: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(directory)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(directory.rglob("*"))
-        if p.is_file()
-    }
 
 
 @pytest.fixture
@@ -50,13 +42,13 @@ def finished_run(cartpole_run: Path, tmp_path: Path) -> Path:
 def test_second_run_is_refused_and_the_first_is_untouched(
     finished_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    before = _digest(finished_run)
+    before = digest(finished_run)
     code = run_main(CARTPOLE, *SAME_RUN, storage=finished_run)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, lines
     assert "already holds a run" in lines[0] and "--resume" in lines[0]
     assert "--overwrite" in lines[0] and "--name" in lines[0]
-    assert _digest(finished_run) == before
+    assert digest(finished_run) == before
 
 
 @pytest.mark.parametrize("damaged", ["tuner.pkl", "experiment_state"])
@@ -71,23 +63,15 @@ def test_damaged_tune_state_is_named_on_resume(
         else next(run_dir.glob("experiment_state-*.json"))
     )
     target.write_bytes(target.read_bytes()[: len(target.read_bytes()) // 2])
-    before = _digest(storage)
+    before = digest(storage)
     code = run_main(CARTPOLE, *SAME_RUN, "--resume", storage=storage)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, lines
     assert target.name in lines[0] and "damaged" in lines[0] and "--overwrite" in lines[0]
-    assert _digest(storage) == before
+    assert digest(storage) == before
 
 
-def test_overwrite_moves_the_old_run_aside(finished_run: Path) -> None:
-    storage = finished_run
-    before = _digest(storage / RUN)
-    run = run_cli(CARTPOLE, *SAME_RUN, "--overwrite", storage=storage)
-    assert run.returncode == 0, run.stderr
-    aside = list(storage.glob(f"{RUN}.replaced-*"))
-    assert len(aside) == 1
-    assert _digest(aside[0]) == before
-    assert (storage / RUN / "summary.json").exists()
+# --overwrite keeps the old run aside: test_live_terminal.py's run (one run for both, CI time).
 
 
 def _start(storage: Path, *flags: str) -> subprocess.Popen[str]:
@@ -188,14 +172,14 @@ def test_killed_env_runner_is_survived_with_max_failures(tmp_path: Path) -> None
 
 
 def test_resume_with_other_trial_shaping_flags_is_one_line(finished_run: Path) -> None:
-    before = _digest(finished_run)
+    before = digest(finished_run)
     resumed = run_cli(CARTPOLE, *SAME_RUN, "--seeds", "2", "--resume", storage=finished_run)
     assert resumed.returncode == 2, resumed.stderr[-2000:]
     error = resumed.stderr.strip().splitlines()[-1]
     assert error.startswith("rlsuite.run: error: --resume ") and "other flags" in error
     assert "Traceback" not in resumed.stderr
     # Only logs/ changes: the refused attempt's own Ray logs, kept for whoever looks.
-    assert _without_logs(_digest(finished_run)) == _without_logs(before)
+    assert _without_logs(digest(finished_run)) == _without_logs(before)
 
 
 def _without_logs(digest: dict[str, str]) -> dict[str, str]:

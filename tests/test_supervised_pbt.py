@@ -76,7 +76,7 @@ def test_adamw_momentum_is_beta1() -> None:
 
 @pytest.mark.slow  # three rounds of Train runs (2 minutes on 2 vCPUs): the supervised PBT
 # sweep end to end. In CI the loop's own check is tested above, a supervised trial's restore
-# from its Tune checkpoint in test_supervised_runs.py, and exploits in test_pbt.py's sweeps.
+# from its Tune checkpoint in test_supervised_runs.py, and exploits in test_cluster.py's PBT sweep.
 def test_pbt_exploit_trains_with_the_perturbed_values(storage: Path) -> None:
     run = run_cli(
         ROOT / "experiments" / "pbt_resnet_cifar10.py",

@@ -92,8 +92,13 @@ def test_rl_run_goes_to_an_mlflow_server_and_wandb_offline(
     path = EXPERIMENTS / "ppo_cartpole.py"
     env = {**os.environ, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path / "wandb")}
     flags = ("--seed", "3", "--mlflow", mlflow_server, "--wandb", PROJECT)
-    run = run_cli(path, "--smoke", *flags, storage=tmp_path / "results", env=env)
-    assert run.returncode == 0, run.stderr[-3000:]
+    # --as-test as in a CI job: smoke stops after two tiny iterations, so the file's return of
+    # 450 is missed and the run exits 1, after its trial finished and was sent to both
+    # trackers in full (the suite's only CI check of --as-test's exit: one run, CI time).
+    run = run_cli(path, "--smoke", "--as-test", *flags, storage=tmp_path / "results", env=env)
+    assert run.returncode == 1, run.stderr[-3000:]
+    assert "as-test: failed" in run.stderr
+    assert [t["status"] for t in run.summary("ppo_cartpole")["trials"]] == ["OK"]
 
     [mlflow_run] = mlflow_runs(mlflow_server, "ppo_cartpole")  # default: the run's name
     assert mlflow_run.info.status == "FINISHED"
