@@ -104,14 +104,20 @@ def _trained_and_saved(store: bool, iterations: int, checkpoint: Path) -> dict[s
         algo.stop()
 
 
-def test_checkpoint_keeps_the_buffer_where_asked(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
+@pytest.fixture(scope="module")
+def one_ray() -> Iterator[None]:
+    """One Ray for this file's builds (a start costs ~10 s of CI on 2 vCPUs)."""
     with local_ray():
-        saved = _trained_and_saved(store=True, iterations=2, checkpoint=tmp_path / "with")
-        restored = _restored_buffer(_config(store=True), tmp_path / "with")
-        with caplog.at_level(logging.WARNING, logger="rlsuite.multiagent.buffer_checkpoint"):
-            ignored = _restored_buffer(_config(store=False), tmp_path / "with")
+        yield
+
+
+def test_checkpoint_keeps_the_buffer_where_asked(
+    one_ray: None, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    saved = _trained_and_saved(store=True, iterations=2, checkpoint=tmp_path / "with")
+    restored = _restored_buffer(_config(store=True), tmp_path / "with")
+    with caplog.at_level(logging.WARNING, logger="rlsuite.multiagent.buffer_checkpoint"):
+        ignored = _restored_buffer(_config(store=False), tmp_path / "with")
 
     assert saved["added"] > 0 and restored["added"] == saved["added"]
     assert restored["rng"] == saved["rng"]
@@ -123,11 +129,10 @@ def test_checkpoint_keeps_the_buffer_where_asked(
 
 
 def test_checkpoint_without_the_flag_holds_no_buffer(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    one_ray: None, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with local_ray():
-        _trained_and_saved(store=False, iterations=1, checkpoint=tmp_path / "without")
-        with caplog.at_level(logging.WARNING, logger="rlsuite.multiagent.buffer_checkpoint"):
-            restored = _restored_buffer(_config(store=True), tmp_path / "without")
+    _trained_and_saved(store=False, iterations=1, checkpoint=tmp_path / "without")
+    with caplog.at_level(logging.WARNING, logger="rlsuite.multiagent.buffer_checkpoint"):
+        restored = _restored_buffer(_config(store=True), tmp_path / "without")
     assert restored["added"] == 0
     assert "holds no replay buffer, and store_buffer_in_checkpoints is True" in caplog.text
