@@ -22,9 +22,9 @@ the penalized config the same day (`--set training.actor_output_reg=0.001`, seed
 tagged PPO's (`ppo_tag.py`) prey more often than PPO's own hunters, and PPO's hunters tagged
 their prey less often than PPO's own prey. Lowe et al.'s comparison, independent-DDPG
 hunters (`--set "training.local_critics=['adversary']"`) against the same MADDPG prey, did
-not hold with the penalty on seed 0 (DDPG 1.66 tags an episode, MADDPG 1.51); without it
-MADDPG's hunters tagged 1.3x-2.4x as often on two seeds of three, an effect of the
-saturation.
+not hold with the penalty on any of seeds 0-2 (DDPG's hunters tagged 1.10x, 1.31x and 1.03x
+as often as MADDPG's, 1,000 greedy episodes each); without it MADDPG's hunters tagged
+1.5x-2.4x as often on two seeds of three, an effect of the saturation.
 
 Method and settings: Lowe et al. 2017, "Multi-Agent Actor-Critic for Mixed
 Cooperative-Competitive Environments" (predator-prey, their appendix and openai/maddpg's
