@@ -1,7 +1,7 @@
 .PHONY: install lint format type test test-slow smoke bench
 
 install:
-	pip install uv && uv pip install --compile-bytecode -e '.[test]'
+	pip install uv && uv pip install -e '.[test]'
 
 lint:
 	ruff check .
