@@ -22,7 +22,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import sys
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,17 +31,6 @@ import pytest
 from rlsuite.supervised.text_data import synthetic_text
 from tests.helpers import ROOT, RayCluster, SupervisedSweep, printed_file, ray_head, run_cli
 from tests.supervised_data import write_cifar, write_sst2
-
-# The tests start hundreds of Python processes (CLI runs, Ray's workers). Where
-# PYTHONDONTWRITEBYTECODE is set (CI's machine) and nothing compiled the venv, each would
-# parse torch's and RLlib's sources again: importing rlsuite.run took 16-18 s instead of
-# 8 s on 2 vCPUs. Written by the first process that imports a module, its bytecode serves
-# every later one, so the tests' set-up line skips uv's `--compile-bytecode`, which
-# compiles every installed package up front (71 of CI's 79 s of install), most of which
-# no test imports. Popped here, before pytest-xdist starts its workers: they, and what
-# they start, inherit it.
-os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-sys.dont_write_bytecode = False
 
 DURATIONS = ROOT / "tests" / "durations.json"
 RECORDED = "recorded"
