@@ -70,6 +70,25 @@ def run_cli(
     return CliRun(done.returncode, done.stdout, done.stderr, storage)
 
 
+def user_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """`base` (default this process's environment) as a user's shell has it: without a
+    PYTHONPATH. pytest puts the repository root on sys.path (pyproject's `pythonpath`),
+    where the top-level `envs/` folder would import under its folder name."""
+    env = {**(base or os.environ), "PYTHONUNBUFFERED": "1"}
+    env.pop("PYTHONPATH", None)
+    return env
+
+
+def users_own_envs_package(folder: Path) -> Path:
+    """`folder`, created as a user's working directory holding an `envs/` package of their
+    own: first on sys.path in the driver and in Ray's workers, it once ended runs in
+    `AttributeError: module 'envs' has no attribute 'UnknownEnvError'`."""
+    users = folder / "envs"
+    users.mkdir(parents=True)
+    (users / "__init__.py").write_text('"""A user\'s own envs."""\n\nMY_ENVS = ["gridworld"]\n')
+    return folder
+
+
 def smoke_trials(
     path: Path, storage: Path, *flags: str, env: dict[str, str] | None = None
 ) -> list[dict]:

@@ -4,7 +4,8 @@ own `envs` package beside their work neither hides ours nor is hidden by it.
 
 These run Python in a temporary directory with no PYTHONPATH, as a user does: pytest
 itself has the repository root on sys.path (pyproject's `pythonpath`), where the
-top-level `envs/` folder would be found under its folder name.
+top-level `envs/` folder would be found under its folder name. A run from a directory
+that holds a user's own `envs/` package is test_tracking.py's (one run for both, CI time).
 """
 
 from __future__ import annotations
@@ -16,17 +17,11 @@ import sys
 import zipfile
 from pathlib import Path
 
-from tests.helpers import ROOT, run_cli
+from tests.helpers import ROOT, user_env
 
 # Top-level folders of the repository that must not be importable as such.
 GENERIC_NAMES = ("envs", "experiments", "scripts", "tests")
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc")
-
-
-def user_env() -> dict[str, str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("PYTHONPATH", None)
-    return env
 
 
 def python(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -100,23 +95,3 @@ def test_env_registry_imports_and_lists_from_elsewhere(tmp_path: Path) -> None:
     listed = python("-m", "rlsuite.envs", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "classic/cartpole" in listed.stdout.split()
-
-
-def test_smoke_run_beside_a_users_own_envs_package(tmp_path: Path) -> None:
-    """A user's `envs/` in the directory they run from (first on sys.path, in the driver
-    and in Ray's workers) used to end the run in `AttributeError: module 'envs' has no
-    attribute 'UnknownEnvError'`."""
-    users = tmp_path / "envs"
-    users.mkdir()
-    (users / "__init__.py").write_text('"""A user\'s own envs."""\n\nMY_ENVS = ["gridworld"]\n')
-    storage = tmp_path / "results"
-    run = run_cli(
-        ROOT / "experiments" / "ppo_cartpole.py",
-        "--smoke",
-        storage=storage,
-        env=user_env(),
-        cwd=tmp_path,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    trials = run.summary("ppo_cartpole")["trials"]
-    assert trials and all(t["status"] == "OK" for t in trials)

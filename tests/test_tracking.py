@@ -1,5 +1,6 @@
 """Tracking (rlsuite/tracking, docs/tracking.md): a real MLflow server on 127.0.0.1 with a
-SQLite store, W&B offline, TensorBoard's HParams data, PBT perturbations in both trackers,
+SQLite store (sent to by a run from a user's folder that holds an `envs/` package of
+theirs, for test_packaging.py), W&B offline, TensorBoard's HParams data, PBT perturbations in both trackers,
 and the refusals before Ray starts. A supervised sweep's tracking is checked on the
 supervised smoke matrix's resnet_cifar10 run (test_experiments_supervised.py)."""
 
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite import metrics
-from tests.helpers import ROOT, free_port, run_cli
+from tests.helpers import ROOT, free_port, run_cli, user_env, users_own_envs_package
 
 mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("wandb")
@@ -90,12 +91,17 @@ def test_rl_run_goes_to_an_mlflow_server_and_wandb_offline(
     mlflow_server: str, tmp_path: Path
 ) -> None:
     path = EXPERIMENTS / "ppo_cartpole.py"
-    env = {**os.environ, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path / "wandb")}
+    env = user_env({**os.environ, "WANDB_MODE": "offline", "WANDB_DIR": str(tmp_path / "wandb")})
     flags = ("--seed", "3", "--mlflow", mlflow_server, "--wandb", PROJECT)
     # --as-test as in a CI job: smoke stops after two tiny iterations, so the file's return of
     # 450 is missed and the run exits 1, after its trial finished and was sent to both
     # trackers in full (the suite's only CI check of --as-test's exit: one run, CI time).
-    run = run_cli(path, "--smoke", "--as-test", *flags, storage=tmp_path / "results", env=env)
+    # Run as a user runs it from a folder of their own that holds an `envs/` package, which
+    # neither hides the suite's env registry nor is hidden by it (test_packaging.py's other
+    # half; one run for both, CI time).
+    work = users_own_envs_package(tmp_path / "work")
+    storage = tmp_path / "results"
+    run = run_cli(path, "--smoke", "--as-test", *flags, storage=storage, env=env, cwd=work)
     assert run.returncode == 1, run.stderr[-3000:]
     assert "as-test: failed" in run.stderr
     assert [t["status"] for t in run.summary("ppo_cartpole")["trials"]] == ["OK"]
