@@ -1,4 +1,5 @@
-"""`python -m rlsuite.evaluate` on a real smoke checkpoint: returns, video, bad input."""
+"""`python -m rlsuite.evaluate` on a real smoke checkpoint: returns, video, bad input, the
+same table piped and on a terminal."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from rlsuite.evaluation.video import count_frames
 from tests.helpers import ROOT, evaluate_in_process
+from tests.terminal import run_on_a_terminal
 
 
 def evaluate(*args: str | Path) -> subprocess.CompletedProcess[str]:
@@ -43,13 +45,22 @@ def test_single_agent_returns_and_video(experiment_dir: Path, tmp_path: Path) ->
     assert 2 * (low + 1) <= frames <= 2 * (high + 1)
 
 
-def test_greedy_evaluation_is_repeatable(experiment_dir: Path) -> None:
-    first, second = (evaluate(experiment_dir, "--episodes", "2", "--seed", "7") for _ in range(2))
-    assert first.returncode == second.returncode == 0
-    table = [line for line in first.stdout.splitlines() if line.startswith("default_policy")]
-    assert table == [
-        line for line in second.stdout.splitlines() if line.startswith("default_policy")
-    ]
+def test_greedy_evaluation_is_repeatable_piped_and_on_a_terminal(experiment_dir: Path) -> None:
+    """One seed, the same table twice: piped, and on a pseudo-terminal, where evaluate
+    prints the same plain lines (no live view, no colour codes)."""
+    flags = ("--episodes", "2", "--seed", "7")
+    piped = evaluate(experiment_dir, *flags)
+    assert piped.returncode == 0, piped.stderr[-2000:]
+    command = [sys.executable, "-m", "rlsuite.evaluate", str(experiment_dir), *flags]
+    output, status = run_on_a_terminal(command, timeout=120)
+    text = output.decode()
+    assert os.waitstatus_to_exitcode(status) == 0, text[-3000:]
+    assert "return mean" in text and "\x1b" not in text, text[-500:]
+    piped_table, terminal_table = (
+        [line for line in printed.splitlines() if line.startswith("default_policy")]
+        for printed in (piped.stdout, text)
+    )
+    assert piped_table and piped_table == terminal_table
 
 
 @pytest.mark.parametrize(
