@@ -1,8 +1,8 @@
 """Tracking (rlsuite/tracking, docs/tracking.md): a real MLflow server on 127.0.0.1 with a
-SQLite store (sent to by a run from a user's folder that holds an `envs/` package of
-theirs, for test_packaging.py), W&B offline, TensorBoard's HParams data, PBT perturbations in both trackers,
-and the refusals before Ray starts. A supervised sweep's tracking is checked on the
-supervised smoke matrix's resnet_cifar10 run (test_experiments_supervised.py)."""
+SQLite store (its run starts from a user's folder that holds an `envs/` package of theirs,
+for test_packaging.py), W&B offline, TensorBoard's HParams data, PBT perturbations in both
+trackers, and the refusals before Ray starts. A supervised sweep's tracking is checked on
+the supervised smoke matrix's resnet_cifar10 run (test_experiments_supervised.py)."""
 
 from __future__ import annotations
 
