@@ -1,7 +1,8 @@
 """`python -m rlsuite.serve` on classifier checkpoints, deployed with `--address` on a running
 Ray cluster (this file's `ray_cluster`): a ResNet's and a tiny BERT's probabilities over
-HTTP equal those of the model `rlsuite.evaluate` restores on the same inputs, and bad
-requests are one line with HTTP 400 while the server keeps serving. The checkpoints are
+HTTP equal those of the model `rlsuite.evaluate` restores on the same inputs, bad
+requests are one line with HTTP 400 while the server keeps serving, and a second server on
+a cluster where Serve already runs is refused in one line. The checkpoints are
 conftest's `cifar_sweep` and `sst2_sweep`, which other tests read too."""
 
 from __future__ import annotations
@@ -9,6 +10,8 @@ from __future__ import annotations
 import base64
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +26,7 @@ from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.loop import logits_of
 from rlsuite.supervised.text_data import SST2, read_glue
 from rlsuite.supervised.vision import cifar_transforms
-from tests.helpers import RayCluster, SupervisedSweep
+from tests.helpers import ROOT, RayCluster, SupervisedSweep, free_port
 from tests.serve_client import request, serving
 
 TEXTS = 8
@@ -120,3 +123,20 @@ def test_text_classifier_on_a_cluster(
             status, answer = request(port, "POST", "/predict", one)
             assert status == 200
             np.testing.assert_allclose(answer["probabilities"], expected[:1], atol=1e-5)
+        # A second server on this cluster, where Serve runs already: it would keep this
+        # one's proxy (ignoring its --port) and shut this one's app down on exit. Refused in
+        # one line; this one keeps serving.
+        command = [sys.executable, "-m", "rlsuite.serve", str(sst2_sweep.experiment_dir)]
+        second = subprocess.run(
+            [*command, *join, "--port", str(free_port())],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=ray_cluster.env,
+            cwd=ROOT,
+        )
+        errors = [line for line in second.stderr.splitlines() if line.strip()]
+        assert second.returncode == 2 and len(errors) == 1, second.stderr[-2000:]
+        assert "Ray Serve already runs on the cluster" in errors[0], errors
+        assert "(applications: rlsuite)" in errors[0], errors
+        assert request(port, "POST", "/predict", one)[0] == 200

@@ -133,6 +133,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
     from rlsuite.launcher.tuner import ACTOR_ENV_VARS  # Tune's import: only when serving
 
     stop = threading.Event()
+    started = False  # Serve, by this server: only then is Serve this server's to shut down
     previous: Any = signal.getsignal(signal.SIGTERM)
     with ray_output_to(logs_dir):
         out = terminal()
@@ -153,6 +154,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             )
             if options.address:
                 check_checkpoint_shared(target.checkpoint)
+                check_no_serve_running(options.address, serve.status())
             # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
             previous = signal.signal(signal.SIGTERM, _interrupt)
             # Ctrl-C stops it even where it inherited SIGINT ignored (a shell script's
@@ -160,6 +162,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             # that a test harness started from such a job could not stop.
             signal.signal(signal.SIGINT, signal.default_int_handler)
             serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
+            started = True
             app = build(
                 model,
                 options.replicas,
@@ -180,7 +183,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
         finally:
             # A second Ctrl-C (or the signal forwarded twice) must not cut the clean-up short.
             previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-            if options.address is not None:
+            if options.address is not None and started:
                 # On a cluster the app must go; an embedded Ray takes Serve's actors down
                 # with it (with serve.shutdown() first, a loaded test run's server had not
                 # ended 90 s after Ctrl-C).
@@ -200,6 +203,17 @@ def check_checkpoint_shared(checkpoint: Path) -> None:
     if problem:
         raise UsageError(
             f"checkpoint {checkpoint} {problem}, where the replicas cannot read it; put the results on a file system every node mounts at the same path (NFS)"
+        )
+
+
+def check_no_serve_running(address: str, status: Any) -> None:
+    """Serve already running on the cluster (`serve.status()`: its proxies or apps) would
+    keep its own proxy address, ignoring --host and --port with no more than a warning in
+    its log, and this server's exit would shut Serve down with every app on it."""
+    if status.proxies or status.applications:
+        apps = ", ".join(sorted(status.applications)) or "none"
+        raise UsageError(
+            f"Ray Serve already runs on the cluster at {address} (applications: {apps}); rlsuite.serve starts Serve and shuts it down on exit: use a cluster without Serve, or stop it first (`serve shutdown -y` on the head node)"
         )
 
 
