@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ray.air.integrations.wandb import WandbLoggerCallback
+from ray.air.integrations.wandb import WandbLoggerCallback, _WandbLoggingActor
 from ray.tune.experiment import Trial
 
 from rlsuite import metrics
@@ -25,7 +25,23 @@ from rlsuite.tracking.selection import tracked_metrics
 EXPLOITS_KEY = "pbt_exploits"
 
 
+class _WrittenOutLoggingActor(_WandbLoggingActor):
+    """Tune's W&B logging actor, which waits until W&B's service has written the run out
+    before `run` returns. Tune kills the actor once `run` returns (`ray.kill`: no atexit
+    hook, where W&B would tear its service down), and `wandb.finish()` can return before
+    wandb-core has closed the run's transaction log: seen in CI, an offline run's `.wandb`
+    file cut after its first 32 KiB block, its history records lost. `wandb.teardown()` is
+    W&B's documented call for this ("invoked automatically in an atexit hook, but this is
+    not reliable in certain setups")."""
+
+    def run(self) -> None:
+        super().run()
+        self._wandb.teardown()
+
+
 class WandbTracking(WandbLoggerCallback):
+    _logger_actor_cls = _WrittenOutLoggingActor
+
     def __init__(
         self,
         project: str,
