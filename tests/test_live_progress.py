@@ -24,6 +24,7 @@ from rich.console import Console
 
 from rlsuite import metrics
 from rlsuite.launcher.live import LiveProgress, progress_callback, stop_live_views
+from rlsuite.launcher.live_board import Board
 from rlsuite.launcher.progress import ProgressPrinter
 from rlsuite.launcher.stop_progress import nearest_stop, stop_progress
 
@@ -201,6 +202,32 @@ def test_one_trial_shows_a_bar_elapsed_eta_metric_best_and_throughput(tmp_path: 
     assert "return 20.1 (best 35.2) / stop at 450" in shown
     assert "env steps 256" in shown and "env steps/s 64" in shown
     assert "━" in shown or "-" in shown  # the bar (ASCII where the encoding is)
+
+
+def test_the_elapsed_time_counts_the_set_up_and_never_goes_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Tune's training time leaves out the set-up that the clock counted before the first
+    result (a terminal run showed 0:00:18, then 0:00:05 at iteration 1)."""
+    now = [0.0]
+    monkeypatch.setattr("rlsuite.launcher.live_board.time.monotonic", lambda: now[0])
+    board, trial = Board(STOP, RETURN, "max", num_trials=1), StagedTrial(tmp_path, 0)
+    trial.set_status(Trial.RUNNING)
+    board.add(trial, starting=True)
+    shown = [render(board, now, 18.0)]
+    now[0] = 20.0
+    board.update(trial, {metrics.TIME_TOTAL_S: 5.0, metrics.TRAINING_ITERATION: 1})
+    shown.append(render(board, now, 21.0))
+    trial.set_status(Trial.TERMINATED)  # no longer running: until its last result
+    shown.append(render(board, now, 30.0))
+    assert [line.split("elapsed ")[1][:7] for line in shown] == ["0:00:18", "0:00:21", "0:00:20"]
+
+
+def render(board: Board, now: list[float], at: float) -> str:
+    now[0] = at
+    screen = io.StringIO()
+    Console(file=screen, width=120, color_system=None).print(board.render())
+    return screen.getvalue()
 
 
 def test_a_sweep_table_lists_every_trial(tmp_path: Path) -> None:

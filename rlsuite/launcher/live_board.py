@@ -178,14 +178,21 @@ class Board:
         return Group(Text(header), table)
 
     def _clock(self, row: _Row, now: float) -> _Clock:
-        """Progress toward the nearest stop, the trial's training time and its ETA, moved
-        on by the time since its last result while it runs."""
+        """Progress toward the nearest stop, the trial's elapsed time and its ETA, moved on
+        by the time since its last result while it runs.
+
+        Elapsed is the larger of Tune's training time and the wall time since the trial
+        started here: Tune's `time_total_s` leaves out the trial's set-up (its actors and
+        the algorithm's build, ~15 s of a smoke run), so the clock, which counts from the
+        start before the first result, went back at that result. A restored trial's
+        training time from earlier runs is the larger one and shows as it is."""
         nearest = nearest_stop(self.stop, row.flat)
         running = row.trial.status == Trial.RUNNING
         if row.received is None:
             return _Clock(nearest, now - row.started if running else None, None)
         since = now - row.received if running else 0.0
-        elapsed = (finite(row.flat.get(metrics.TIME_TOTAL_S)) or 0.0) + since
+        wall = (now if running else row.received) - row.started
+        elapsed = max((finite(row.flat.get(metrics.TIME_TOTAL_S)) or 0.0) + since, wall)
         eta = None if nearest is None or nearest.eta_s is None else max(nearest.eta_s - since, 0)
         return _Clock(nearest, elapsed, eta)
 
