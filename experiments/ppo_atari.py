@@ -42,10 +42,12 @@ config = (
         use_kl_loss=False,  # CleanRL's PPO has no KL penalty
         grad_clip=0.5,
         grad_clip_by="global_norm",
+    )
+    .learners(
         # The CNN's forward pass in bf16 where the learner's CPU or GPU runs it natively
         # (float32 elsewhere): a learner update of 4k Pong steps takes 24 s instead of 34 s on
         # this AVX512-BF16 CPU (docs/performance.md); the learner takes most of the time.
-        # `--set training.learner_class=None` for RLlib's float32.
+        # `--set learners.learner_class=None` for RLlib's float32.
         learner_class=Bf16PPOTorchLearner,
     )
     .rl_module(

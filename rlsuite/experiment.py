@@ -9,8 +9,18 @@ from typing import Any, Literal
 from ray.tune.schedulers import ASHAScheduler, TrialScheduler
 
 from rlsuite import metrics
+from rlsuite.errors import UsageError
 from rlsuite.pbt import ResumablePBT, resumable_pb2
 from rlsuite.search import Searcher
+
+
+def _at_least(owner: str, values: Mapping[str, int | float | None], low: float) -> None:
+    """Refuse, as the experiment file's problem (before Ray starts), a field below `low`:
+    Tune would refuse some only once Ray runs, and others not at all (a PBT cadence of 0
+    divides by zero). None means "not set" and passes."""
+    for name, value in values.items():
+        if value is not None and not value >= low:
+            raise UsageError(f"{owner}({name}={value!r}): must be at least {low:g}")
 
 
 @dataclass(frozen=True)
@@ -24,6 +34,13 @@ class ASHA:
     reduction_factor: float = 3
     """Fraction of trials (1/reduction_factor) kept at each rung."""
     time_attr: str = metrics.TRAINING_ITERATION
+
+    def __post_init__(self) -> None:
+        _at_least("ASHA", {"max_t": self.max_t, "grace_period": self.grace_period}, 1)
+        if not self.reduction_factor > 1:
+            raise UsageError(
+                f"ASHA(reduction_factor={self.reduction_factor!r}): must be more than 1"
+            )
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
         return ASHAScheduler(
@@ -53,6 +70,9 @@ class PBT:
     exploits do not depend on which trial happens to run faster (slower overall)."""
     time_attr: str = metrics.TRAINING_ITERATION
 
+    def __post_init__(self) -> None:
+        _at_least("PBT", {"perturbation_interval": self.perturbation_interval}, 1)
+
     def build(self, metric: str, mode: str) -> TrialScheduler:
         return ResumablePBT(
             synch=self.synch,
@@ -78,6 +98,9 @@ class PB2:
     synch: bool = False
     """Synchronous: every trial waits at each perturbation until all reach it."""
     time_attr: str = metrics.TRAINING_ITERATION
+
+    def __post_init__(self) -> None:
+        _at_least("PB2", {"perturbation_interval": self.perturbation_interval}, 1)
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
         return resumable_pb2(
@@ -135,3 +158,14 @@ class Experiment:
     """Times Tune restarts a failed trial from its last checkpoint. At 0 (fail loudly) a
     crashed env runner also fails the trial with the env's own error; above 0 RLlib
     restarts crashed env runners too (for clusters with preemptible nodes)."""
+
+    def __post_init__(self) -> None:
+        counts = {
+            "num_samples": self.num_samples,
+            "checkpoint_every": self.checkpoint_every,
+            "keep_checkpoints": self.keep_checkpoints,
+        }
+        _at_least("Experiment", counts, 1)
+        _at_least("Experiment", {"max_failures": self.max_failures}, -1)  # -1: Tune's "always"
+        if self.mode not in ("max", "min"):
+            raise UsageError(f"Experiment(mode={self.mode!r}): 'max' or 'min'")

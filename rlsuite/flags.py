@@ -7,10 +7,14 @@ import argparse
 import ast
 import atexit
 import logging
+import math
 import sys
 from typing import Any, NoReturn
 
 from rlsuite.errors import UsageError
+
+MAX_SEED = 2**32 - 1
+"""The largest seed: numpy takes 0 to 2**32 - 1."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -36,10 +40,7 @@ def non_negative_int(text: str) -> int:
 
 
 def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    value = finite_float(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
     return value
@@ -49,6 +50,25 @@ def positive_float(text: str) -> float:
     value = non_negative_float(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must be more than 0")
+    return value
+
+
+def finite_float(text: str) -> float:
+    """A number; nan and inf are refused: no resource, stop or window is infinite, and
+    every comparison with nan is False (a check would let it through)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def port(text: str) -> int:
+    value = _int(text)
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {value}")
     return value
 
 

@@ -45,9 +45,10 @@ def lookup(result: Mapping[str, Any], key: str) -> Any:
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
-    """A JSON object file; None when it is missing, unreadable or not an object."""
+    """A JSON object file; None when it is missing, unreadable, not UTF-8 (damaged) or
+    not an object."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # ValueError: bad JSON and bytes that are not UTF-8
         return None
     return data if isinstance(data, dict) else None

@@ -21,6 +21,7 @@ from rlsuite.flags import (
     Parser,
     exit_with,
     non_negative_float,
+    port,
     positive_float,
     positive_int,
     quiet_restore_logs,
@@ -49,7 +50,7 @@ def _add_server_flags(parser: Parser) -> None:
     """Where and how the model is served."""
     add = parser.add_argument
     add("--host", default=DEFAULTS.host, help="address to listen on (default 127.0.0.1)")
-    add("--port", type=positive_int, default=DEFAULTS.port, help="HTTP port (default 8000)")
+    add("--port", type=port, default=DEFAULTS.port, help="HTTP port (default 8000)")
     add(
         "--replicas",
         type=positive_int,

@@ -47,6 +47,31 @@ def test_error_raised_by_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert_rejected(capsys, code, storage, "raises.py:1", "ModuleNotFoundError")
 
 
+PPO = "from ray.rllib.algorithms.ppo import PPOConfig\nfrom rlsuite import PBT, Experiment\n"
+CONFIG = "PPOConfig().environment('classic/cartpole')"
+
+
+@pytest.mark.parametrize(
+    ("source", "needles"),
+    [
+        # A file that parses arguments (argparse exits) or exits: was a silent exit 2 or 0.
+        ("import sys\nsys.exit('usage: bad.py --lr LR')\n", (":2", "exited", "usage: bad.py")),
+        ("exit()\n", ("exited while loading", "no argument parsing or exit()")),
+        # Tune refuses these only once Ray runs, or divides by zero (a PBT cadence of 0).
+        (f"{PPO}experiment = Experiment({CONFIG}, {{}}, num_samples=0)\n", (":3", "num_samples=0")),
+        (f"{PPO}Experiment({CONFIG}, {{}}, checkpoint_every=0)\n", ("checkpoint_every=0",)),
+        (f"{PPO}Experiment({CONFIG}, {{}}, mode='maximize')\n", ("'max' or 'min'",)),
+        (f"{PPO}PBT({{'lr': [1e-3]}}, perturbation_interval=0)\n", ("PBT(perturbation_int",)),
+    ],
+)
+def test_a_file_that_exits_or_sets_a_bad_value(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, needles: tuple[str, ...]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(write(tmp_path, "bad.py", source), storage=storage)
+    assert_rejected(capsys, code, storage, "bad.py", *needles)
+
+
 def test_no_experiment_attribute(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     storage = tmp_path / "results"
     code = run_main(write(tmp_path, "empty.py", "x = 1\n"), storage=storage)
@@ -87,6 +112,10 @@ def test_unknown_atari_game_suggests_close_names(
         ("env_runners.rollout_fragment_length=0", ("must be int >0 or 'auto'",)),
         ("rl_module.model_config.fcnet_hidens=[8]", ("no field 'fcnet_hidens'", "fcnet_hiddens")),
         ("training.lr", ("expected PATH=VALUE",)),
+        # The flags refuse these; --set must too (RLlib would fail in the trial, or not).
+        ("env_runners.num_env_runners=-1", ("num_env_runners must be at least 0",)),
+        ("learners.num_gpus_per_learner=-1", ("num_gpus_per_learner must be at least 0",)),
+        ("debugging.seed=abc", ("seed must be a whole number", "'abc'")),
     ],
 )
 def test_bad_set(
@@ -111,6 +140,11 @@ def test_bad_set(
         ("--max-concurrent-trials", "0"),
         ("--seeds", "0"),
         ("--seed", "x"),
+        ("--seed", "4294967296"),  # numpy's seeds end at 2**32 - 1
+        ("--num-gpus-per-learner", "nan"),  # every comparison with nan is False
+        ("--num-cpus-per-env-runner", "inf"),
+        ("--name", "../elsewhere"),  # a folder name: a path would leave --storage-path
+        ("--name", "/tmp/elsewhere"),
     ],
 )
 def test_bad_counts(
@@ -152,10 +186,15 @@ def test_unknown_stop_metric(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert_rejected(capsys, code, storage, "unknown metric", "episode_return_mean")
 
 
-def test_stop_value_not_a_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("value", "message"), [("many", "expected a number"), ("nan", "expected a finite number")]
+)
+def test_stop_value_not_a_number(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
     storage = tmp_path / "results"
-    code = run_main(CARTPOLE, "--stop", "training_iteration=many", storage=storage)
-    assert_rejected(capsys, code, storage, "expected a number")
+    code = run_main(CARTPOLE, "--stop", f"training_iteration={value}", storage=storage)
+    assert_rejected(capsys, code, storage, message)
 
 
 def test_resume_with_nothing_to_resume(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

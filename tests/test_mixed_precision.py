@@ -78,7 +78,7 @@ def test_ppo_learns_cartpole_with_the_bf16_learner() -> None:
     """Equal learning, not only speed: CartPole to 450 within 300k env steps (float32:
     48k-192k steps over seeds 0-6 with these settings)."""
     config = load_experiment(ROOT / "experiments/ppo_cartpole.py").config.copy(copy_frozen=False)
-    config.training(learner_class=Bf16PPOTorchLearner).debugging(seed=0)
+    config.learners(learner_class=Bf16PPOTorchLearner).debugging(seed=0)
     assert isinstance(config, PPOConfig)
     registry.register(config.env)
     with local_ray():

@@ -95,3 +95,7 @@ def test_env_registry_imports_and_lists_from_elsewhere(tmp_path: Path) -> None:
     listed = python("-m", "rlsuite.envs", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr
     assert "classic/cartpole" in listed.stdout.split()
+    # It takes no options: one it does not know is one line, exit 2 (was ignored, exit 0).
+    refused = python("-m", "rlsuite.envs", "--all", cwd=tmp_path)
+    assert refused.returncode == 2 and "unrecognized arguments: --all" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr

@@ -130,12 +130,17 @@ def test_a_trials_best_follows_the_mode(tmp_path: Path, mode: str, best: str) ->
     assert row.split(" | ")[3] == best  # trial, seed, final, best
 
 
-def test_final_env_steps_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    ("value", "message"), [("0", "must be more than 0"), ("nan", "expected a finite number")]
+)
+def test_final_env_steps_must_be_positive(
+    capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
     with pytest.raises(SystemExit) as exited:
-        report_main(["results/any", "--final-env-steps", "0"])
+        report_main(["results/any", "--final-env-steps", value])
     err = capsys.readouterr().err.strip().splitlines()
     assert exited.value.code == 2 and len(err) == 1, err
-    assert "--final-env-steps: must be more than 0" in err[0]
+    assert f"--final-env-steps: {message}" in err[0]
 
 
 @pytest.mark.parametrize(
@@ -161,6 +166,18 @@ def test_bad_input_is_one_line(
     assert code == 2 and message in err, err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     assert not (tmp_path / "out").exists()  # nothing written
+
+
+def test_json_files_that_are_not_text_read_as_missing(results: Path, tmp_path: Path) -> None:
+    """The summary and a trial's params.json cut to bytes that are no UTF-8 (found: a
+    UnicodeDecodeError traceback from report, evaluate and serve): the report is written
+    from the result lines, as without those files."""
+    copy = tmp_path / "ppo"
+    shutil.copytree(results, copy)
+    for damaged in (copy / "summary.json", next(copy.glob("PPO_*/params.json"))):
+        damaged.write_bytes(b"\xff\xfe\x00junk")
+    assert report_main([str(copy), "--output", str(tmp_path / "out")]) == 0
+    assert (tmp_path / "out" / "report.md").exists()
 
 
 def files(root: Path) -> dict[str, bytes]:

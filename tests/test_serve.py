@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -261,7 +262,16 @@ def test_unservable_paths_exit_2(
     shutil.copytree(locate(cartpole).checkpoint, damaged)
     state = next((damaged / MODULES_DIR / "default_policy").glob("module_state.*"))
     state.write_bytes(state.read_bytes()[:20])
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     assert "damaged" in refused(capsys, damaged)
+    assert not list(scratch.iterdir())  # its logs folder went with the refusal
+    with pytest.raises(SystemExit) as exited:
+        serve_main([str(cartpole), "--port", "70000"])
+    assert exited.value.code == 2 and "a port is 1 to 65535" in capsys.readouterr().err
+    code = serve_main([str(cartpole), "--host", "localhost:8000"])
+    assert code == 2 and "--host localhost:8000: not a host name" in capsys.readouterr().err
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()

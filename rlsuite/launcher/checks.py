@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import math
 from collections.abc import Mapping
 from pathlib import Path
 
 from rlsuite import metrics, outputs
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PB2, PBT, Experiment
+from rlsuite.flags import MAX_SEED
 
 
 def check_checkpoint_cadence(experiment: Experiment) -> None:
@@ -71,7 +73,26 @@ def parse_stops(texts: list[str]) -> dict[str, float]:
             stop[key] = float(raw)
         except ValueError:
             raise UsageError(f"--stop {name}: expected a number, got {raw!r}") from None
+        if not math.isfinite(stop[key]):  # a trial that never stops
+            raise UsageError(f"--stop {name}: expected a finite number, got {raw!r}")
     return stop
+
+
+def check_run_name(name: str) -> None:
+    """`--name` is one folder under the storage path: a path in it would put the results
+    outside the storage path that was checked (`--name /tmp/x`, `--name ../x`)."""
+    if not name.strip() or name in (".", "..") or "/" in name:
+        raise UsageError(
+            f"--name {name!r}: a results folder name, not a path; choose where results go with --storage-path"
+        )
+
+
+def check_seeds(seed: int | None, seeds: int | None) -> None:
+    """The last of the run's seeds fits numpy's range."""
+    last = (seed or 0) + (seeds or 1) - 1
+    if last > MAX_SEED:
+        flags = f"--seed {seed or 0}" + (f" --seeds {seeds}" if seeds else "")
+        raise UsageError(f"{flags}: seeds go up to {MAX_SEED:,}; choose a smaller --seed")
 
 
 def check_storage(path: Path) -> None:

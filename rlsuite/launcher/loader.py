@@ -56,13 +56,26 @@ def _import(path: Path) -> ModuleType:
         pickler.register_pickle_by_value(module)
     try:
         spec.loader.exec_module(module)
-    except Exception as error:  # the file's own code failed: report it as the file's problem
+    # The file's own code failed: its problem. SystemExit too (a file that parses its own
+    # arguments or calls exit()): it would end the launcher silently, argparse's message
+    # held back with the file's other output.
+    except (Exception, SystemExit) as error:
         del sys.modules[name]
         for pickler in PICKLERS:
             pickler.unregister_pickle_by_value(module)
-        line = _line_in(path, error)
-        raise UsageError(f"{path}{line}: {type(error).__name__}: {error}") from None
+        raise UsageError(f"{path}{_line_in(path, error)}: {_explain(error)}") from None
     return module
+
+
+def _explain(error: BaseException) -> str:
+    if isinstance(error, UsageError):  # an rlsuite class refused a value: its own words
+        return str(error)
+    if isinstance(error, SystemExit):
+        return (
+            f"exited while loading (SystemExit: {error.code}); an experiment file only "
+            "defines `experiment`: no argument parsing or exit() (rlsuite.run reads the flags)"
+        )
+    return f"{type(error).__name__}: {error}"
 
 
 def _read(path: Path) -> str:

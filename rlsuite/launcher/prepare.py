@@ -69,6 +69,7 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
         progress="quiet" if options.quiet else "auto",
         tracking=Tracking(options.mlflow, options.mlflow_experiment, options.wandb),
     )
+    checks.check_seeds(options.seed, options.seeds)  # before the config's own check names --set
     workload = workload_for(experiment.config)
     workload.check(experiment, launch.address)
     check_searcher(experiment)
@@ -78,6 +79,7 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
         checks.check_fits_locally(workload.trial_resources(experiment), os.cpu_count() or 1)
     checks.check_checkpoint_cadence(experiment)
     checks.check_stop(experiment.stop)
+    checks.check_run_name(launch.name)
     checks.check_storage(launch.storage_path)
     check_tracking(launch.tracking)  # an MLflow server that does not answer: before Ray
     if launch.resume:

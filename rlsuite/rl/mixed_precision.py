@@ -1,4 +1,4 @@
-"""bf16 autocast for RLlib's torch Learners: `.training(learner_class=Bf16PPOTorchLearner)`;
+"""bf16 autocast for RLlib's torch Learners: `.learners(learner_class=Bf16PPOTorchLearner)`;
 for another algorithm, `class Bf16DQNLearner(Bf16AutocastMixin, DQNTorchLearner): pass`.
 
 RLlib's new API stack has no mixed precision for a Learner of its own (its grad scalers

@@ -16,8 +16,19 @@ from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.tune.search.sample import Categorical, Float, Integer
 
 from rlsuite.errors import UsageError
+from rlsuite.flags import MAX_SEED
 
 UNIT_INTERVAL = ("gamma", "lambda_", "tau")
+COUNTS = {
+    "num_env_runners": 0,
+    "num_envs_per_env_runner": 1,
+    "num_learners": 0,
+    "num_gpus_per_learner": 0,
+    "num_cpus_per_env_runner": 0,
+    "num_cpus_per_learner": 0,
+}
+"""Scaling values and their least: the flags that set them refuse less, `--set` must too
+(RLlib would start Ray and fail in the trial, or, for some, start none at all)."""
 """Discounts and averaging rates: fractions in [0, 1]."""
 SCHEDULABLE_RATES = ("lr",)
 """Above 0, as a number or along a schedule `[[timestep, value], ...]`. A schedule may end
@@ -39,6 +50,7 @@ def check_ranges(config: AlgorithmConfig, where: str = "") -> None:
     if _is_number(epochs) and epochs < 1:
         _refuse(f"num_epochs must be at least 1, got {epochs}", where)
     _check_batches(config, where)
+    _check_scaling(config, where)
 
 
 def check_search(config: AlgorithmConfig, search: Mapping[str, Any]) -> None:
@@ -71,6 +83,16 @@ def _check_rate(name: str, value: Any, where: str) -> None:
                 "point may be 0)",
                 where,
             )
+
+
+def _check_scaling(config: AlgorithmConfig, where: str) -> None:
+    for name, least in COUNTS.items():
+        value = getattr(config, name, None)
+        if _is_number(value) and not (math.isfinite(value) and value >= least):
+            _refuse(f"{name} must be at least {least}, got {value}", where)
+    seed = config.seed
+    if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
+        _refuse(f"seed must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}", where)
 
 
 def _check_batches(config: AlgorithmConfig, where: str) -> None:

@@ -6,6 +6,8 @@ starts), then deploy it on Ray Serve and serve until Ctrl-C (or SIGTERM).
 from __future__ import annotations
 
 import contextlib
+import errno
+import shutil
 import signal
 import socket
 import tempfile
@@ -51,7 +53,9 @@ def serve(options: ServeOptions) -> None:
     try:
         with restoring(target.checkpoint):
             model = prepare(options, target, logs_dir)
-    except DamagedCheckpointError as error:
+    except (DamagedCheckpointError, UsageError) as error:
+        if options.logs_dir is None:  # a refusal leaves nothing behind
+            shutil.rmtree(logs_dir, ignore_errors=True)
         raise UsageError(str(error)) from None
     # HAProxy's settings reach Serve through the environment its Ray inherits.
     with haproxy.for_proxy(options.proxy, logs_dir):
@@ -230,7 +234,13 @@ def _check_address(host: str, port: int) -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         try:
             probe.bind((host, port))
-        except OSError as error:
+        except socket.gaierror as error:
             raise UsageError(
-                f"--host {host} --port {port}: cannot listen there ({error.strerror}); choose another --port"
+                f"--host {host}: not a host name or address ({error.strerror}); give one without a port, e.g. --host 0.0.0.0"
+            ) from None
+        except OSError as error:
+            port_taken = error.errno in (errno.EADDRINUSE, errno.EACCES)
+            fix = "choose another --port" if port_taken else "check --host"
+            raise UsageError(
+                f"--host {host} --port {port}: cannot listen there ({error.strerror}); {fix}"
             ) from None
