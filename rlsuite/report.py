@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         check_output_dir(args.output, "--output")
+        _check_distinct(args.results)
         configs = [runs.load(path) for path in args.results]
         _check_comparable(configs)
     except UsageError as error:
@@ -60,6 +61,16 @@ def main(argv: list[str] | None = None) -> int:
     path, figures = markdown.write(configs, args.output, window)
     print(f"report: {path} ({', '.join(figure.name for figure in figures)})")
     return 0
+
+
+def _check_distinct(paths: list[Path]) -> None:
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        first = seen.setdefault(path.resolve(), path)
+        if first is not path:
+            raise UsageError(
+                f"{path} is given twice (as {first}); name each results directory once"
+            )
 
 
 def _check_comparable(configs: list[runs.Config]) -> None:

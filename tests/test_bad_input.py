@@ -23,12 +23,18 @@ def test_not_python(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert_rejected(capsys, code, storage, "exp.yaml", "not a Python file")
 
 
-def test_binary_file_with_py_suffix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(
+    "content",
+    [b"\xff\xfe\x00\x81binary", "experiment = 1\n".encode("utf-16-le")],  # UTF-16: no BOM
+)
+def test_binary_file_with_py_suffix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes
+) -> None:
     storage = tmp_path / "results"
     path = tmp_path / "exp.py"
-    path.write_bytes(b"\xff\xfe\x00\x81binary")
+    path.write_bytes(content)
     code = run_main(path, storage=storage)
-    assert_rejected(capsys, code, storage, "not a Python file")
+    assert_rejected(capsys, code, storage, "not a Python file (not UTF-8 text)")
 
 
 def test_syntax_error_names_file_and_line(

@@ -164,6 +164,13 @@ def test_video_that_cannot_be_written(
     assert_refused(capsys, tmp_path, [trial, "--video", tmp_path / "clip.mp4"], "is a directory")
 
 
+def test_no_episodes_without_an_export(
+    trial: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It printed the checkpoint's line and exited 0, having done nothing."""
+    assert_refused(capsys, tmp_path, [trial, "--episodes", "0"], "--episodes 0 plays nothing")
+
+
 def test_export_directory_that_is_a_file(
     trial: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -148,7 +148,8 @@ def test_final_env_steps_must_be_positive(
     [
         (lambda tmp, res: tmp / "missing", "no such directory"),
         (lambda tmp, res: tmp, "no trial results here"),
-        (lambda tmp, res: [res, res], "same name"),
+        (lambda tmp, res: [res, res], "is given twice"),
+        (lambda tmp, res: [res, shutil.copytree(res, tmp / "copy" / res.name)], "same name"),
     ],
 )
 def test_bad_input_is_one_line(

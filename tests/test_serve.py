@@ -267,6 +267,8 @@ def test_unservable_paths_exit_2(
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     assert "damaged" in refused(capsys, damaged)
     assert not list(scratch.iterdir())  # its logs folder went with the refusal
+    # Replicas Ray could never place: serve.run waited for them for ever, saying nothing.
+    assert "need 1000 CPUs but this machine has" in refused(capsys, cartpole, "--num-cpus", "1000")
     with pytest.raises(SystemExit) as exited:
         serve_main([str(cartpole), "--port", "70000"])
     assert exited.value.code == 2 and "a port is 1 to 65535" in capsys.readouterr().err

@@ -103,6 +103,9 @@ def test_text_classifier_on_a_cluster(
         expected = torch.softmax(logits_of(model, inputs).float(), dim=-1).numpy()
     sentences = read_glue(SST2, sst2_sweep.data).validation.text_a[:TEXTS]
     join = ("--address", ray_cluster.address)
+    # Replicas the cluster can never place (serve.run waited for them for ever): refused.
+    refused = _refused(sst2_sweep.experiment_dir, ray_cluster, "--num-cpus", "1000")
+    assert "need 1000 CPUs but the cluster has" in refused, refused
     with serving(sst2_sweep.experiment_dir, tmp_path / "logs", *join, env=ray_cluster.env) as port:
         ready = request(port, "GET", "/ready")[1]
         assert (ready["kind"], ready["device"]) == ("text classifier (bert)", "cpu")
@@ -126,17 +129,23 @@ def test_text_classifier_on_a_cluster(
         # A second server on this cluster, where Serve runs already: it would keep this
         # one's proxy (ignoring its --port) and shut this one's app down on exit. Refused in
         # one line; this one keeps serving.
-        command = [sys.executable, "-m", "rlsuite.serve", str(sst2_sweep.experiment_dir)]
-        second = subprocess.run(
-            [*command, *join, "--port", str(free_port())],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            env=ray_cluster.env,
-            cwd=ROOT,
-        )
-        errors = [line for line in second.stderr.splitlines() if line.strip()]
-        assert second.returncode == 2 and len(errors) == 1, second.stderr[-2000:]
-        assert "Ray Serve already runs on the cluster" in errors[0], errors
-        assert "(applications: rlsuite)" in errors[0], errors
+        refused = _refused(sst2_sweep.experiment_dir, ray_cluster)
+        assert "Ray Serve already runs on the cluster" in refused, refused
+        assert "(applications: rlsuite)" in refused, refused
         assert request(port, "POST", "/predict", one)[0] == 200
+
+
+def _refused(results: Path, ray_cluster: RayCluster, *flags: str) -> str:
+    """The one line of a server that joins `ray_cluster` and is refused (exit 2)."""
+    command = [sys.executable, "-m", "rlsuite.serve", str(results), "--port", str(free_port())]
+    server = subprocess.run(
+        [*command, "--address", ray_cluster.address, *flags],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ray_cluster.env,
+        cwd=ROOT,
+    )
+    errors = [line for line in server.stderr.splitlines() if line.strip()]
+    assert server.returncode == 2 and len(errors) == 1, server.stderr[-2000:]
+    return errors[0]

@@ -34,6 +34,8 @@ SUPERVISED_ONLY_FLAGS = {
 
 def evaluate(options: EvaluateOptions) -> None:
     """Evaluate the checkpoint `options.path` stands for and print the results."""
+    if options.episodes == 0 and options.export is None:  # would print a checkpoint, no more
+        raise UsageError("--episodes 0 plays nothing: it goes with --export, or play 1 or more")
     target = locate(options.path, options.trial, options.checkpoint)
     try:
         # RLlib falls back to default classes on some damaged files and fails only

@@ -80,9 +80,12 @@ def _explain(error: BaseException) -> str:
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        source = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"{path}: not a Python file (not UTF-8 text)") from None
+        source = "\x00"
+    if "\x00" in source:  # UTF-16 without a byte-order mark decodes, with a NUL per letter
+        raise UsageError(f"{path}: not a Python file (not UTF-8 text); save it as UTF-8")
+    return source
 
 
 def _line_in(path: Path, error: BaseException) -> str:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import shutil
 import signal
 import socket
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -57,6 +59,11 @@ def serve(options: ServeOptions) -> None:
         if options.logs_dir is None:  # a refusal leaves nothing behind
             shutil.rmtree(logs_dir, ignore_errors=True)
         raise UsageError(str(error)) from None
+    if not options.address:
+        import torch  # loaded with the model already
+
+        machine = {"CPU": float(os.cpu_count() or 1), "GPU": float(torch.cuda.device_count())}
+        check_room(options, machine, "this machine")
     # HAProxy's settings reach Serve through the environment its Ray inherits.
     with haproxy.for_proxy(options.proxy, logs_dir):
         _run(options, target, model, logs_dir)
@@ -152,6 +159,8 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 ensure_auth_token()
             ray.init(
                 address=options.address,
+                # As many CPUs as check_room counted (Ray's own count can differ in a container).
+                num_cpus=None if options.address else os.cpu_count(),
                 runtime_env=runtime_env,
                 log_to_driver=False,
                 configure_logging=False,
@@ -159,6 +168,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             if options.address:
                 check_checkpoint_shared(target.checkpoint)
                 check_no_serve_running(options.address, serve.status())
+                check_room(options, ray.cluster_resources(), "the cluster")
             # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
             previous = signal.signal(signal.SIGTERM, _interrupt)
             # Ctrl-C stops it even where it inherited SIGINT ignored (a shell script's
@@ -227,6 +237,21 @@ def _route(model: Model) -> str:
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     raise KeyboardInterrupt  # SIGTERM ends the server as Ctrl-C does
+
+
+def check_room(options: ServeOptions, total: Mapping[str, float], where: str) -> None:
+    """Replicas that Ray can never place would keep `serve.run` waiting for ever (it waits
+    for every replica to start, saying nothing): refuse them in one line."""
+    for name, each, flag in (
+        ("CPU", options.num_cpus, "--num-cpus"),
+        ("GPU", options.num_gpus, "--num-gpus"),
+    ):
+        need, has = options.replicas * each, total.get(name, 0.0)
+        if need > has + 1e-9:
+            elsewhere = "" if options.address else ", or deploy on a cluster with --address"
+            raise UsageError(
+                f"--replicas {options.replicas} with {flag} {each:g} need {need:g} {name}{'' if need == 1 else 's'} but {where} has {has:g}; lower --replicas or {flag}{elsewhere}"
+            )
 
 
 def _check_address(host: str, port: int) -> None:
