@@ -172,13 +172,15 @@ def test_bad_input_is_one_line(
 def test_json_files_that_are_not_text_read_as_missing(results: Path, tmp_path: Path) -> None:
     """The summary and a trial's params.json cut to bytes that are no UTF-8 (found: a
     UnicodeDecodeError traceback from report, evaluate and serve): the report is written
-    from the result lines, as without those files."""
+    from the result lines, as without those files; a folder name that is not UTF-8 shows
+    its odd bytes as U+FFFD (matplotlib's traceback before)."""
     copy = tmp_path / "ppo"
     shutil.copytree(results, copy)
     for damaged in (copy / "summary.json", next(copy.glob("PPO_*/params.json"))):
         damaged.write_bytes(b"\xff\xfe\x00junk")
-    assert report_main([str(copy), "--output", str(tmp_path / "out")]) == 0
-    assert (tmp_path / "out" / "report.md").exists()
+    latin1 = copy.rename(tmp_path / os.fsdecode(b"caf\xe9"))  # a name that is not UTF-8 either
+    assert report_main([str(latin1), "--output", str(tmp_path / "out")]) == 0
+    assert "caf\ufffd" in (tmp_path / "out" / "report.md").read_text()
 
 
 def files(root: Path) -> dict[str, bytes]:

@@ -131,7 +131,12 @@ def load(path: Path) -> Config:
         )
     lineage = pbt_lineage(path / PBT_LOG, [t.name for t in trials])
     return Config(
-        label=path.name, path=path, metric=metric, trials=trials, lineage=lineage, mode=mode
+        label=_printable(path.name),
+        path=path,
+        metric=metric,
+        trials=trials,
+        lineage=lineage,
+        mode=mode,
     )
 
 
@@ -206,3 +211,9 @@ def _reason(error: OSError | UnicodeDecodeError) -> str:
     if isinstance(error, OSError):
         return error.strerror or type(error).__name__
     return "not text"
+
+
+def _printable(name: str) -> str:
+    """A folder name whose bytes are not UTF-8 (Python keeps them as lone surrogates, which
+    matplotlib cannot draw: a 176-line traceback) with those bytes shown as U+FFFD."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
