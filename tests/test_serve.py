@@ -269,6 +269,10 @@ def test_unservable_paths_exit_2(
     assert not list(scratch.iterdir())  # its logs folder went with the refusal
     # Replicas Ray could never place: serve.run waited for them for ever, saying nothing.
     assert "need 1000 CPUs but this machine has" in refused(capsys, cartpole, "--num-cpus", "1000")
+    # Served, its logs lost, before.
+    assert "--logs-dir /proc/x: /proc is not writable" in refused(
+        capsys, cartpole, "--logs-dir", "/proc/x"
+    )
     with pytest.raises(SystemExit) as exited:
         serve_main([str(cartpole), "--port", "70000"])
     assert exited.value.code == 2 and "a port is 1 to 65535" in capsys.readouterr().err

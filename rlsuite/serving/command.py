@@ -23,6 +23,7 @@ from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, rest
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
 from rlsuite.launcher.cluster import cluster_runtime_env, ensure_auth_token, unshared
 from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
+from rlsuite.outputs import check_output_dir
 from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
@@ -43,6 +44,8 @@ DEFAULT_ENV_TO_MODULE = {
 def serve(options: ServeOptions) -> None:
     """Serve the checkpoint `options.path` stands for until Ctrl-C."""
     _check_address(options.host, options.port)
+    if options.logs_dir is not None:  # unwritable, Ray's and the replicas' output was lost
+        check_output_dir(options.logs_dir, "--logs-dir")
     if options.proxy == "haproxy" and options.address:
         raise UsageError(
             "--proxy haproxy starts HAProxy with this server's own Ray; on a cluster, start "
