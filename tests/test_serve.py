@@ -266,9 +266,9 @@ def test_unservable_paths_exit_2(
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     assert "damaged" in refused(capsys, damaged)
-    assert not list(scratch.iterdir())  # its logs folder went with the refusal
     # Replicas Ray could never place: serve.run waited for them for ever, saying nothing.
     assert "need 1000 CPUs but this machine has" in refused(capsys, cartpole, "--num-cpus", "1000")
+    assert not list(scratch.iterdir())  # the logs folders went with the refusals
     # Served, its logs lost, before.
     assert "--logs-dir /proc/x: /proc is not writable" in refused(
         capsys, cartpole, "--logs-dir", "/proc/x"

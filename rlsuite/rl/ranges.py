@@ -19,6 +19,7 @@ from rlsuite.errors import UsageError
 from rlsuite.flags import MAX_SEED
 
 UNIT_INTERVAL = ("gamma", "lambda_", "tau")
+"""Discounts and averaging rates: fractions in [0, 1]."""
 COUNTS = {
     "num_env_runners": 0,
     "num_envs_per_env_runner": 1,
@@ -27,9 +28,8 @@ COUNTS = {
     "num_cpus_per_env_runner": 0,
     "num_cpus_per_learner": 0,
 }
-"""Scaling values and their least: the flags that set them refuse less, `--set` must too
-(RLlib would start Ray and fail in the trial, or, for some, start none at all)."""
-"""Discounts and averaging rates: fractions in [0, 1]."""
+"""Scaling values and their least: the flags that set them refuse smaller ones, and so
+must `--set` (RLlib would start Ray and fail in the trial, or, for some, start none)."""
 SCHEDULABLE_RATES = ("lr",)
 """Above 0, as a number or along a schedule `[[timestep, value], ...]`. A schedule may end
 at 0 (annealing to zero, as CleanRL's PPO does)."""

@@ -58,15 +58,15 @@ def serve(options: ServeOptions) -> None:
     try:
         with restoring(target.checkpoint):
             model = prepare(options, target, logs_dir)
+        if not options.address:
+            import torch  # loaded with the model already
+
+            machine = {"CPU": float(os.cpu_count() or 1), "GPU": float(torch.cuda.device_count())}
+            check_room(options, machine, "this machine")
     except (DamagedCheckpointError, UsageError) as error:
         if options.logs_dir is None:  # a refusal leaves nothing behind
             shutil.rmtree(logs_dir, ignore_errors=True)
         raise UsageError(str(error)) from None
-    if not options.address:
-        import torch  # loaded with the model already
-
-        machine = {"CPU": float(os.cpu_count() or 1), "GPU": float(torch.cuda.device_count())}
-        check_room(options, machine, "this machine")
     # HAProxy's settings reach Serve through the environment its Ray inherits.
     with haproxy.for_proxy(options.proxy, logs_dir):
         _run(options, target, model, logs_dir)
