@@ -80,10 +80,11 @@ def _explain(error: BaseException) -> str:
 
 def _read(path: Path) -> str:
     try:
-        source = path.read_text(encoding="utf-8")
+        source: str | None = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
-        source = "\x00"
-    if "\x00" in source:  # UTF-16 without a byte-order mark decodes, with a NUL per letter
+        source = None
+    # UTF-16 without a byte-order mark decodes as UTF-8, with a NUL beside every letter.
+    if source is None or "\x00" in source:
         raise UsageError(f"{path}: not a Python file (not UTF-8 text); save it as UTF-8")
     return source
 
