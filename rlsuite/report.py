@@ -68,9 +68,8 @@ def _check_distinct(paths: list[Path]) -> None:
     for path in paths:
         first = seen.setdefault(path.resolve(), path)
         if first is not path:
-            raise UsageError(
-                f"{path} is given twice (as {first}); name each results directory once"
-            )
+            also = "" if str(first) == str(path) else f" (as {first})"
+            raise UsageError(f"{path} is given twice{also}; name each results directory once")
 
 
 def _check_comparable(configs: list[runs.Config]) -> None:
