@@ -1,7 +1,9 @@
 """Requests/s and p50/p99 latency of `rlsuite.serve` at concurrency 1, 8 and 64 on
-localhost, batched against unbatched, with in-process RLModule inference as the ceiling.
+localhost, batched against unbatched, with in-process inference as the ceiling.
 
-PATH: a results directory of a CartPole run (default: a --smoke run trained first).
+PATH: a results directory (or trial or checkpoint) of a policy, sent one observation per
+request, or of an image classifier (ResNet), sent one PNG per request; default: a
+--smoke CartPole run trained first.
 
 python scripts/bench_serve.py [PATH] [--concurrency 1 8 64] [--requests N]
     [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--proxy serve|haproxy] [--json]
@@ -36,16 +38,21 @@ def main() -> int:
         parser.error(f"{args.path}: no such directory; give a results directory")
     # Imported after parsing: bad input fails at once, not after Ray and torch load.
     from benchmarks.serve import measure
+    from benchmarks.serve_payloads import NotBenchmarked
 
-    result = measure(
-        args.path,
-        args.concurrency,
-        args.requests,
-        args.max_seconds,
-        args.max_batch_size,
-        args.batch_wait_ms,
-        args.proxy,
-    )
+    try:
+        result = measure(
+            args.path,
+            args.concurrency,
+            args.requests,
+            args.max_seconds,
+            args.max_batch_size,
+            args.batch_wait_ms,
+            args.proxy,
+        )
+    except NotBenchmarked as error:
+        print(f"bench_serve.py: {error}", file=sys.stderr)
+        return 2
     emit(result, args.json)
     return 0
 

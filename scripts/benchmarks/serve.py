@@ -1,17 +1,18 @@
 """Serving throughput and latency: `rlsuite.serve` under load over HTTP on localhost,
-batched against unbatched, with direct in-process RLModule inference as the ceiling.
+batched against unbatched, with direct in-process inference as the ceiling.
 
 For each mode a server is started as a user starts it (`python -m rlsuite.serve`, one
 replica, `--max-batch-size 1` for unbatched), then `concurrency` client threads, each
-with its own keep-alive connection, post one CartPole observation per request until
-`requests` requests are answered or `max_seconds` pass. Requests/s is answered requests
-over the wall time; latencies are per request, from send to the parsed answer. The
-clients share the machine with the server: on few CPUs they cost it throughput.
+with its own keep-alive connection, post one input per request (a policy's observation,
+or a classifier's image: benchmarks/serve_payloads.py) until `requests` requests are
+answered or `max_seconds` pass. Requests/s is answered requests over the wall time;
+latencies are per request, from send to the parsed answer. The clients share the machine
+with the server: on few CPUs they cost it throughput.
 
-The ceiling is the restored RLModule's `forward_inference` in this process, one
-observation per call (what an unbatched request cannot beat) and `batch` per call. The
-floor is Serve itself: the same load on an app that reads each request and answers it
-with no model (benchmarks/serve_floor.py), which no Serve app exceeds on the machine.
+The ceiling is the restored model's forward pass in this process, one input per call
+(what an unbatched request cannot beat) and `batch` per call. The floor is Serve itself:
+the same load on an app that reads each request and answers it with no model
+(benchmarks/serve_floor.py), which no Serve app exceeds on the machine.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import http.client
-import json
 import signal
 import subprocess
 import sys
@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.common import ROOT, run_child
+from benchmarks.serve_payloads import Payload, ceiling, payload
 
 START_TIMEOUT_S = 300
 # Serve's HTTP path with no model (benchmarks/serve_floor.py): what batching cannot beat.
@@ -61,14 +62,16 @@ class Load:
 @dataclass(frozen=True)
 class ServeBenchResult:
     checkpoint: str
+    kind: str
+    """policy or image classifier (benchmarks/serve_payloads.py)."""
     proxy: str
     """serve (Serve's proxy actor) or haproxy (`rlsuite.serve --proxy haproxy`)."""
     max_batch_size: int
     loads: list[Load]
     ceiling_single_per_s: float
-    """In-process forward passes per second with one observation each."""
+    """In-process forward passes per second with one input each."""
     ceiling_batch_obs_per_s: float
-    """Observations per second in in-process forward passes of `batch` observations."""
+    """Inputs per second in in-process forward passes of `batch` inputs."""
     batch: int
 
     def speedup(self, concurrency: int, over: str = "unbatched") -> float | None:
@@ -82,7 +85,7 @@ class ServeBenchResult:
 
     def report(self) -> str:
         lines = [
-            f"checkpoint {self.checkpoint}, --proxy {self.proxy}, batched: --max-batch-size {self.max_batch_size}",
+            f"checkpoint {self.checkpoint} ({self.kind}), --proxy {self.proxy}, batched: --max-batch-size {self.max_batch_size}",
             f"{'mode':<11} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7}",
         ]
         for load in self.loads:
@@ -96,7 +99,7 @@ class ServeBenchResult:
                     f"concurrency {concurrency}: batched {speedup:.2f}x unbatched, {of_floor:.0%} of the serve floor's requests/s"
                 )
         lines.append(
-            f"ceiling (in-process RLModule): {self.ceiling_single_per_s:.0f} calls/s of 1 observation, {self.ceiling_batch_obs_per_s:.0f} observations/s in calls of {self.batch}"
+            f"ceiling (in-process model): {self.ceiling_single_per_s:.0f} calls/s of 1 input, {self.ceiling_batch_obs_per_s:.0f} inputs/s in calls of {self.batch}"
         )
         return "\n".join(lines)
 
@@ -134,7 +137,7 @@ def measure(
         from rlsuite.evaluation.locate import locate
 
         checkpoint = locate(path).checkpoint
-        observations = _observations(checkpoint)
+        sent = payload(checkpoint)
         loads = []
         proxy_flag = ["--proxy", proxy]
         servers = {
@@ -145,18 +148,11 @@ def measure(
         for mode, command in servers.items():
             with _server(command) as port:
                 for concurrency in concurrencies:
-                    loads.append(
-                        _load(port, mode, concurrency, observations, requests, max_seconds)
-                    )
-        single, batched, batch = _ceiling(checkpoint, observations)
-    return ServeBenchResult(str(checkpoint), proxy, max_batch_size, loads, single, batched, batch)
-
-
-def _observations(checkpoint: Path) -> list[list[float]]:
-    from rlsuite.evaluation.policy import load_module
-    from rlsuite.rl import export
-
-    return export.sample_observations(load_module(checkpoint), 256, seed=0).tolist()
+                    loads.append(_load(port, mode, concurrency, sent, requests, max_seconds))
+        single, batched, batch = ceiling(checkpoint, sent)
+    return ServeBenchResult(
+        str(checkpoint), sent.kind, proxy, max_batch_size, loads, single, batched, batch
+    )
 
 
 def _serve_command(path: Path, max_batch_size: int, batch_wait_ms: float) -> list[str]:
@@ -194,12 +190,12 @@ def _load(
     port: int,
     mode: str,
     concurrency: int,
-    observations: list[list[float]],
+    sent: Payload,
     requests: int,
     max_seconds: float,
 ) -> Load:
     """`requests` requests from `concurrency` clients, or fewer when `max_seconds` pass."""
-    _post(_connection(port), observations[0])  # warm-up
+    _post(_connection(port), sent, 0)  # warm-up
     counter = iter(range(requests))
     lock = threading.Lock()
     latencies: list[float] = []
@@ -214,11 +210,11 @@ def _load(
                 i = next(counter, None)
             if i is None:
                 return
-            sent = time.perf_counter()
-            ok = _post(connection, observations[i % len(observations)])
+            started = time.perf_counter()
+            ok = _post(connection, sent, i)
             with lock:
                 if ok:
-                    latencies.append(time.perf_counter() - sent)
+                    latencies.append(time.perf_counter() - started)
                 else:
                     failed[0] += 1
 
@@ -242,9 +238,10 @@ def _connection(port: int) -> http.client.HTTPConnection:
     return http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
 
 
-def _post(connection: http.client.HTTPConnection, observation: list[float]) -> bool:
+def _post(connection: http.client.HTTPConnection, sent: Payload, i: int) -> bool:
+    body, headers = sent.bodies[i % len(sent.bodies)], {"Content-Type": sent.content_type}
     try:
-        connection.request("POST", "/act", body=json.dumps({"observations": [observation]}))
+        connection.request("POST", sent.route, body=body, headers=headers)
         response = connection.getresponse()
         response.read()
         return response.status == 200
@@ -270,26 +267,3 @@ def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def _ceiling(
-    checkpoint: Path, observations: list[list[float]], seconds: float = 2.0
-) -> tuple[float, float, int]:
-    """Forward passes per second in this process: one observation each, and 64 each."""
-    import torch
-    from ray.rllib.core.columns import Columns
-
-    from rlsuite.evaluation.policy import load_module
-
-    module = load_module(checkpoint)
-    batch = 64
-    rates = []
-    for size in (1, batch):
-        obs = torch.as_tensor(np.array(observations[:size], dtype=np.float32))
-        calls, start = 0, time.perf_counter()
-        with torch.no_grad():
-            while time.perf_counter() - start < seconds:
-                module.forward_inference({Columns.OBS: obs})
-                calls += 1
-        rates.append(calls * size / (time.perf_counter() - start))
-    return rates[0], rates[1], batch

@@ -1,6 +1,7 @@
 """Ray Serve's own cost per request, for bench_serve's floor: an app that answers
-`POST /act` with a fixed action after reading the JSON body, and nothing else (no model,
-no connectors, no batching), behind the same HTTP proxy and with the same
+`POST /act` with a fixed action after reading the JSON body, and `POST /predict` with a
+fixed class after reading the image's bytes (not decoding them), and nothing else (no
+model, no connectors, no batching), behind the same HTTP proxy and with the same
 `max_ongoing_requests` as `rlsuite.serve`. What it cannot exceed, no model server on
 Serve exceeds on this machine. Runs until SIGINT.
 
@@ -29,8 +30,10 @@ class Floor:
     async def __call__(self, request: Request) -> JSONResponse:
         if request.method == "GET":
             return JSONResponse({"status": "ok"})
-        body = json.loads(await request.body())
-        return JSONResponse({"actions": [0] * len(body["observations"])})
+        body = await request.body()
+        if request.url.path.endswith("/predict"):
+            return JSONResponse({"classes": [0], "probabilities": [[1.0]]})
+        return JSONResponse({"actions": [0] * len(json.loads(body)["observations"])})
 
 
 def main() -> None:
