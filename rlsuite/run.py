@@ -1,8 +1,8 @@
 """`python -m rlsuite.run EXPERIMENT_FILE [flags]`: run one experiment through Ray Tune.
 
 A thin parser over `rlsuite.launch` (rlsuite/launcher/api.py). Exit codes: 0 done, 1 a
-trial failed or (`--as-test`) missed its stop return, 2 bad input, 130 interrupted
-(continue with `--resume`).
+trial failed or (`--as-test`) missed its stop return, 2 bad input, 130 interrupted,
+143 stopped by SIGTERM (both: continue with `--resume`).
 """
 
 from __future__ import annotations
