@@ -1,6 +1,6 @@
 """Reading what Tune left in a results directory: trial folders, result lines, keys.
 
-The one place that knows Tune's files (`params.json`, `result.json`) and the suite's
+The one place that knows Tune's files (`params.json`, `result.json`, `error.txt`) and the suite's
 `/`-separated metric keys, for evaluation, reports, self-play and the benchmarks.
 """
 
@@ -10,6 +10,9 @@ import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+ERROR_FILE = "error.txt"
+"""What Tune writes into a trial's folder when the trial fails: its traceback."""
 
 
 def trial_dirs(experiment_dir: Path) -> list[Path]:

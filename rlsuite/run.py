@@ -7,7 +7,9 @@ trial failed or (`--as-test`) missed its stop return, 2 bad input, 130 interrupt
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import sys
 
 from rlsuite.errors import UsageError
@@ -21,34 +23,42 @@ from rlsuite.flags import (
 )
 from rlsuite.launcher.api import run_prepared
 from rlsuite.launcher.prepare import load_and_prepare
+from rlsuite.launcher.shutdown import EXIT_TERMINATED, SHUTDOWN
 from rlsuite.options import DEFAULT_STORAGE_PATH, RunOptions
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
-EXIT_TERMINATED = 143  # and by SIGTERM
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    resume = _resume_command(sys.argv[1:] if argv is None else argv)
     try:
         prepared = load_and_prepare(args.experiment_file, RunOptions.from_args(args))
-        if not args.verbose:
-            print(f"logs: {prepared.launch.logs_dir}/ (Ray's own output; --verbose shows it here)")
-        run = run_prepared(prepared)  # checks cluster resources before trials
+        logs = f"logs: {prepared.launch.logs_dir}/ (Ray's own output; --verbose shows it here)"
+        SHUTDOWN.resume_hint = resume
+        # Checks cluster resources before trials.
+        run = run_prepared(prepared, on_start=lambda: None if args.verbose else print(logs))
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except KeyboardInterrupt:  # a second Ctrl-C while Tune was stopping the trials
+        _end_on_next_interrupt()
+        print(
+            "interrupted twice: the trials stopped without a last checkpoint; continue from "
+            f"their last ones with  {resume}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     for summary in run.summaries:
         print(summary.line())
     storage = prepared.launch.storage_path
     print(f"results: {run.experiment_dir}  (tensorboard --logdir {storage})")
     if run.interrupted:
+        _end_on_next_interrupt()
         cause = "stopped by SIGTERM" if run.terminated else "interrupted"
-        print(
-            f"{cause}: continue with  {_resume_command(sys.argv[1:] if argv is None else argv)}",
-            file=sys.stderr,
-        )
+        print(f"{cause}: continue with  {resume}", file=sys.stderr)
         return EXIT_TERMINATED if run.terminated else EXIT_INTERRUPTED
     if run.failed:
         return EXIT_FAILED
@@ -56,6 +66,12 @@ def main(argv: list[str] | None = None) -> int:
         print(run.as_test_line, file=sys.stdout if run.passed else sys.stderr)
         return 0 if run.passed else EXIT_FAILED
     return 0
+
+
+def _end_on_next_interrupt() -> None:
+    """One more Ctrl-C while Ray shuts down (at exit) ends the process quietly rather
+    than with Ray's traceback from inside its clean-up: the run's files are written."""
+    signal.signal(signal.SIGINT, lambda *_: os._exit(EXIT_INTERRUPTED))
 
 
 def _resume_command(argv: list[str]) -> str:

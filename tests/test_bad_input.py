@@ -192,6 +192,26 @@ def test_unknown_stop_metric(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert_rejected(capsys, code, storage, "unknown metric", "episode_return_mean")
 
 
+def test_stop_on_evaluation_results_without_evaluation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """RLlib makes no evaluation results without `evaluation_interval` and Tune only warns
+    in its log that the stop key is missing: the run would never stop on it."""
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--stop", "evaluation_return_mean=150", storage=storage)
+    assert_rejected(
+        capsys, code, storage, "needs evaluation results", "evaluation.evaluation_interval=N"
+    )
+    code = run_main(
+        CARTPOLE,
+        *("--stop", "evaluation_return_mean=150"),
+        *("--set", "evaluation.evaluation_interval=2"),
+        "--resume",  # past every check of the config: refused only for nothing to resume
+        storage=storage,
+    )
+    assert_rejected(capsys, code, storage, "nothing to resume")
+
+
 @pytest.mark.parametrize(
     ("value", "message"), [("many", "expected a number"), ("nan", "expected a finite number")]
 )

@@ -107,3 +107,21 @@ def test_directory_without_checkpoints(
         code, err = evaluate_in_process(capsys, path)
         assert code == 2 and message in err, err
         assert len(err.strip().splitlines()) == 1
+
+
+def test_a_run_whose_trial_failed_before_its_first_checkpoint_says_why(
+    experiment_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trial = tmp_path / "PPO_0000"
+    trial.mkdir()
+    (trial / "params.json").write_text(
+        (next(experiment_dir.glob("PPO_*")) / "params.json").read_text()
+    )
+    traceback = '  File "/home/me/my_env.py", line 9, in reset\nOSError: my reset broke\n'
+    (trial / "error.txt").write_text(f"Failure # 1\n{traceback}")
+    code, err = evaluate_in_process(capsys, tmp_path)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert (
+        "PPO_0000 failed before its first (OSError: my reset broke (at /home/me/my_env.py:9)" in err
+    )
+    assert str(trial / "error.txt") in err

@@ -59,5 +59,69 @@ def test_root_exception_is_the_first_in_a_chain() -> None:
     assert root_exception(log) == "ray.rllib.utils.error.EnvError: boom"
 
 
-def test_explain_other_errors_gives_their_last_line() -> None:
+def test_explain_other_errors_gives_their_exception() -> None:
     assert explain("Traceback...\n  File x\nValueError: bad lr\n") == "ValueError: bad lr"
+    assert explain("a message that is no traceback\n") == "a message that is no traceback"
+
+
+SITE = "/venv/lib/python3.11/site-packages"
+# Trimmed from trials' error.txt (Ray 2.60): what RLlib makes of a user's error.
+ENV_STEP = f"""Failure # 1 (occurred at 2026-11-28_05-41-12)
+ray::PPO.train() (pid=14020, ip=192.0.2.2, repr=PPO(env=bad_step))
+  File "{SITE}/gymnasium/core.py", line 327, in step
+    return self.env.step(action)
+  File "/home/me/my_env.py", line 17, in step
+    raise KeyError("step exploded")
+KeyError: 'step exploded'
+
+The above exception was the direct cause of the following exception:
+
+ray::PPO.train() (pid=14020, ip=192.0.2.2, repr=PPO(env=bad_step))
+  File "{SITE}/ray/rllib/env/env_runner.py", line 291, in _try_env_step
+    raise RuntimeError from e
+RuntimeError
+"""
+MODULE_SETUP = f"""Failure # 1 (occurred at 2026-11-28_05-49-02)
+  File "/home/me/my_module.py", line 8, in setup
+    raise AttributeError("my module setup broke")
+AttributeError: my module setup broke
+
+During handling of the above exception, another exception occurred:
+
+  File "{SITE}/ray/_common/deprecation.py", line 58, in deprecation_warning
+    raise ValueError(msg)
+ValueError: `RLModule(config=[RLModuleConfig])` has been deprecated. Use `RLModule(...)` instead.
+"""
+MULTIAGENT_RESET = f"""Failure # 1 (occurred at 2026-11-28_06-04-27)
+  File "/home/me/my_spread.py", line 11, in reset
+    raise OSError("ma reset exploded")
+OSError: ma reset exploded
+
+The above exception was the direct cause of the following exception:
+
+  File "{SITE}/ray/rllib/utils/pre_checks/env.py", line 48, in check_multiagent_environments
+    raise ValueError(
+ValueError: Your environment (<Broken<rllib-multi-agent-env-v0>>) does not abide to the new gymnasium-style API!
+From Ray 2.3 on, RLlib only supports the new (gym>=0.26 or gymnasium) Env APIs.
+terminated prematurely due to some time constraint or other kind of horizon setting.
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (ENV_STEP, "KeyError: 'step exploded' (at /home/me/my_env.py:17)"),
+        (MODULE_SETUP, "AttributeError: my module setup broke (at /home/me/my_module.py:8)"),
+        (MULTIAGENT_RESET, "OSError: ma reset exploded (at /home/me/my_spread.py:11)"),
+    ],
+    ids=["env step re-raised bare", "module setup retried", "reset wrapped in a long message"],
+)
+def test_explain_names_the_users_own_error_and_where(text: str, expected: str) -> None:
+    """Not RLlib's wrapper (a bare `RuntimeError`, a deprecation notice, the last line of a
+    message of many), which the last line of the error named."""
+    assert explain(text) == expected
+
+
+def test_explain_leaves_out_a_place_inside_the_libraries() -> None:
+    text = f'  File "{SITE}/numpy/core.py", line 3, in f\nValueError: Output array is the wrong shape\n'
+    assert explain(text) == "ValueError: Output array is the wrong shape"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import re
 import signal
 from collections.abc import Sequence
 from pathlib import Path
@@ -134,6 +135,17 @@ def test_a_metric_that_is_also_a_stop_value_shows_once(tmp_path: Path, capsys) -
     feed(callback, StagedTrial(tmp_path, 0), rl_result(1, 2.0, 128, 0.0, **stop))
     (line,) = capsys.readouterr().out.splitlines()
     assert line.endswith("time 2.0 s  win_rate_vs_heuristic 0.90")
+
+
+def test_a_nan_return_reads_nan_and_a_missing_one_n_a(tmp_path: Path, capsys) -> None:
+    """NaN (an env's NaN reward, a diverged loss) is not "no episode finished yet"."""
+    callback = progress_callback("lines", STOP, RETURN)
+    nan, missing = rl_result(1, 2.0, 128, float("nan")), rl_result(2, 4.0, 256, 0.0)
+    group, key = RETURN.split("/")
+    del missing[group][key]
+    feed(callback, StagedTrial(tmp_path, 0), nan, missing)
+    lines = capsys.readouterr().out.splitlines()
+    assert [re.search(r"return \S+", line)[0] for line in lines] == ["return nan", "return n/a"]
 
 
 def test_a_printer_pickled_before_it_had_a_metric_prints_the_plain_line(

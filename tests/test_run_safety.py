@@ -1,11 +1,14 @@
 """No run lost to another run or to a signal: a second run into the same folder is refused
-(the first run's files byte for byte unchanged), `--overwrite` keeps the old run aside
+(the first run's files byte for byte unchanged), and so is one into the folder of a run
+still going, `--overwrite` keeps the old run aside
 (checked on test_live_terminal.py's run), damaged Tune state is named on `--resume`, SIGTERM
 checkpoints and exits 143, a killed driver resumes within one checkpoint interval, a killed
 env runner is survived."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import shlex
@@ -20,6 +23,8 @@ from pathlib import Path
 import psutil
 import pytest
 
+import rlsuite.run
+from rlsuite.launcher.run_dirs import LOCK_FILE
 from tests.helpers import ROOT, digest, run_cli, run_main
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
@@ -48,6 +53,62 @@ def test_second_run_is_refused_and_the_first_is_untouched(
     assert code == 2 and len(lines) == 1, lines
     assert "already holds a run" in lines[0] and "--resume" in lines[0]
     assert "--overwrite" in lines[0] and "--name" in lines[0]
+    assert digest(finished_run) == before
+
+
+@contextlib.contextmanager
+def _run_still_going(experiment_dir: Path) -> Iterator[None]:
+    """What a run holds from before its Ray starts to its end (run_dirs.claimed)."""
+    experiment_dir.mkdir(parents=True, exist_ok=True)
+    with (experiment_dir / LOCK_FILE).open("w") as lock:
+        lock.write("4242\n")
+        lock.flush()
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+@pytest.mark.parametrize(
+    "flags", [(), ("--overwrite",), ("--resume",)], ids=["new", "overwrite", "resume"]
+)
+def test_a_run_still_going_keeps_its_folder(
+    finished_run: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...]
+) -> None:
+    """Started at the same moment as another into one folder, before either wrote Tune's
+    files (`new`: an empty folder), or `--overwrite`/`--resume` of a run not yet ended:
+    one line, exit 2, nothing moved or written."""
+    if not flags:
+        shutil.rmtree(finished_run / RUN)
+    with _run_still_going(finished_run / RUN):
+        before = digest(finished_run)
+        code = run_main(CARTPOLE, *SAME_RUN, *flags, storage=finished_run)
+        assert digest(finished_run) == before
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert "is in use by a run still going (pid 4242)" in lines[0] and "--name" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (
+            ("--stop", "training_iteration=5"),
+            "stop (training_iteration=2 there, training_iteration=5 now)",
+        ),
+        (("--checkpoint-every", "3"), "checkpoints (--checkpoint-every"),
+        (("--max-failures", "2"), "--max-failures (0 there, 2 now)"),
+    ],
+    ids=["stop", "checkpoint-every", "max-failures"],
+)
+def test_resume_with_other_run_settings_is_one_line(
+    finished_run: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], named: str
+) -> None:
+    """Tune restores a run with its own stop, checkpoints and restarts (Tuner.restore takes
+    no RunConfig): another one given with --resume would be dropped without a word."""
+    before = digest(finished_run)
+    code = run_main(CARTPOLE, *SAME_RUN, *flags, "--resume", storage=finished_run)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert f"the run was started with another {named}" in lines[0] and "--overwrite" in lines[0]
     assert digest(finished_run) == before
 
 
@@ -131,6 +192,45 @@ def test_sigterm_checkpoints_exits_143_and_resume_loses_no_iteration(tmp_path: P
     assert _iterations(storage) == list(range(1, 8))
 
 
+def test_sigterm_to_the_whole_process_group_exits_143_with_the_resume_line(
+    tmp_path: Path,
+) -> None:
+    """`timeout`, `kill -- -PGID` and batch schedulers signal the whole process group, the
+    embedded Ray's own processes too: the driver used to wait a minute for its GCS and
+    die with exit 1, printing nothing."""
+    storage = tmp_path / "results"
+    driver = _start(storage, *SLOW_ITERATIONS, "--stop", "training_iteration=30")
+    list(_lines_until(driver, 2))
+    sent = time.monotonic()
+    os.killpg(driver.pid, signal.SIGTERM)  # _start gives the run a process group of its own
+    _, err = driver.communicate(timeout=120)
+    assert time.monotonic() - sent < 30, "a cloud kills the machine 30 s after SIGTERM"
+    assert driver.returncode == 143, err[-2000:]
+    (line,) = [line for line in err.splitlines() if "stopped by SIGTERM" in line]
+    assert "reached this run's own Ray too" in line and line.endswith("--resume"), line
+
+
+def test_a_second_ctrl_c_while_trials_stop_is_one_line_and_exit_130(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Tune raises KeyboardInterrupt out of `fit` on a Ctrl-C that comes while it stops
+    the trials after the first: that used to end the run with Ray's traceback, exit 1."""
+
+    def second_ctrl_c(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(rlsuite.run, "run_prepared", second_ctrl_c)
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        code = run_main(CARTPOLE, "--smoke", storage=tmp_path / "results")
+        assert signal.getsignal(signal.SIGINT) is not handler  # a third ends quietly
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    err = capsys.readouterr().err
+    assert code == 130 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("interrupted twice: ") and err.strip().endswith("--resume"), err
+
+
 @pytest.mark.slow  # two runs of 8 one-second iterations; test_sweep_resume kills a driver in CI
 def test_killed_driver_resumes_within_one_checkpoint_interval(tmp_path: Path) -> None:
     storage = tmp_path / "results"
@@ -178,9 +278,11 @@ def test_resume_with_other_trial_shaping_flags_is_one_line(finished_run: Path) -
     error = resumed.stderr.strip().splitlines()[-1]
     assert error.startswith("rlsuite.run: error: --resume ") and "other flags" in error
     assert "Traceback" not in resumed.stderr
-    # Only logs/ changes: the refused attempt's own Ray logs, kept for whoever looks.
+    # Only logs/ changes, the refused attempt's own Ray logs, kept for whoever looks, and
+    # the pid in the lock it held.
     assert _without_logs(digest(finished_run)) == _without_logs(before)
 
 
 def _without_logs(digest: dict[str, str]) -> dict[str, str]:
-    return {path: sha for path, sha in digest.items() if f"{RUN}/logs/" not in path}
+    mine = (f"{RUN}/logs/", f"{RUN}/{LOCK_FILE}")
+    return {path: sha for path, sha in digest.items() if not path.startswith(mine)}

@@ -14,7 +14,7 @@ from typing import Any
 
 from rlsuite import metrics
 from rlsuite.errors import UsageError
-from rlsuite.results import lookup, read_json, read_results, trial_dirs
+from rlsuite.results import ERROR_FILE, lookup, read_json, read_results, trial_dirs
 from rlsuite.supervised.checkpoint import MODEL_FILE, STATE_FILE
 
 CHECKPOINT_MARKER = "rllib_checkpoint.json"  # written by RLlib into every Algorithm checkpoint
@@ -120,11 +120,26 @@ def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:
         metric = metrics.EPISODE_RETURN_MEAN
     lowest = summary.get("mode") == "min"
     with_checkpoints = [t for t in trials if checkpoint_dirs(t)]
+    failed = [t for t in trials if (t / ERROR_FILE).is_file()]
+    if not with_checkpoints and failed:
+        raise UsageError(
+            f"{experiment_dir}: no trial has checkpoints: {failed[0].name} failed before its "
+            f"first ({_error_of(failed[0])}; its traceback: {failed[0] / ERROR_FILE})"
+        )
     if not with_checkpoints:
         raise UsageError(
             f"{experiment_dir}: no trial has checkpoints; train with --checkpoint-every N"
         )
     return max(with_checkpoints, key=lambda t: _score(t / "result.json", metric, lowest))
+
+
+def _error_of(trial_dir: Path) -> str:
+    from rlsuite.launcher.failures import first_cause
+
+    try:
+        return first_cause((trial_dir / ERROR_FILE).read_text(errors="replace"))
+    except OSError as error:
+        return f"{ERROR_FILE} unreadable: {error.strerror}"
 
 
 def _score(result_file: Path, metric: str, lowest: bool) -> float:

@@ -12,6 +12,7 @@ For notebooks and scripts: the same checks as the command line, raising
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,28 +79,29 @@ def launch(
     return run_prepared(load_and_prepare(experiment, run_options))
 
 
-def run_prepared(prepared: Prepared) -> RunResult:
-    """Run a prepared experiment and write its `summary.json`."""
+def run_prepared(prepared: Prepared, on_start: Callable[[], object] = lambda: None) -> RunResult:
+    """Run a prepared experiment and write its `summary.json`; `on_start()` once its
+    results folder is claimed, before Ray starts."""
     experiment, launch_, threshold = prepared
-    if launch_.overwrite:
-        run_dirs.move_aside(launch_.experiment_dir)
-    if launch_.verbose:
-        results = tuner.run(experiment, launch_)
-    else:
-        with console.ray_output_to(launch_.logs_dir):
-            try:
-                results = tuner.run(experiment, launch_)
-            finally:
-                console.copy_ray_logs(launch_.logs_dir)
-    summaries = summarize(results, experiment.metric, experiment.mode)
-    write_summary(
-        launch_.experiment_dir / "summary.json",
-        summaries,
-        experiment=launch_.name,
-        metric=experiment.metric,
-        mode=experiment.mode,
-        experiment_file=str(launch_.experiment_file) if launch_.experiment_file else None,
-    )
+    with run_dirs.claimed(launch_.experiment_dir, launch_.overwrite):
+        on_start()
+        if launch_.verbose:
+            results = tuner.run(experiment, launch_)
+        else:
+            with console.ray_output_to(launch_.logs_dir):
+                try:
+                    results = tuner.run(experiment, launch_)
+                finally:
+                    console.copy_ray_logs(launch_.logs_dir)
+        summaries = summarize(results, experiment.metric, experiment.mode)
+        write_summary(
+            launch_.experiment_dir / "summary.json",
+            summaries,
+            experiment=launch_.name,
+            metric=experiment.metric,
+            mode=experiment.mode,
+            experiment_file=str(launch_.experiment_file) if launch_.experiment_file else None,
+        )
     passed, line = (None, None) if threshold is None else _as_test(results, *threshold)
     return RunResult(
         results=results,

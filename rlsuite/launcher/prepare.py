@@ -83,7 +83,10 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
     checks.check_storage(launch.storage_path)
     check_tracking(launch.tracking)  # an MLflow server that does not answer: before Ray
     if launch.resume:
-        run_dirs.check_resumable(launch.experiment_dir)
+        settings = run_dirs.RunSettings(
+            experiment.stop, workload.checkpoint_config(experiment), experiment.max_failures
+        )
+        run_dirs.check_resumable(launch.experiment_dir, settings)
     else:
         run_dirs.check_new_run(launch.experiment_dir, options.overwrite)
     threshold = None

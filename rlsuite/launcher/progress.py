@@ -240,9 +240,18 @@ def finite(value: Any) -> float | None:
 
 def _number(value: Any, digits: int = 1) -> str:
     number = finite(value)
-    return "n/a" if number is None else f"{number:.{digits}f}"
+    return _no_number(value) if number is None else f"{number:.{digits}f}"
 
 
 def _count(value: Any) -> str:
     number = finite(value)
-    return "n/a" if number is None else f"{int(number):,}"
+    return _no_number(value) if number is None else f"{int(number):,}"
+
+
+def _no_number(value: Any) -> str:
+    """NaN and infinities as such (an env's NaN reward, a diverged loss): "n/a" would read
+    as "no episode finished yet", which is what it says for a missing value."""
+    try:
+        return str(float(value)) if value is not None else "n/a"
+    except (TypeError, ValueError):
+        return "n/a"

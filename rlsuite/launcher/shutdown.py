@@ -7,6 +7,12 @@ resume went back to the last periodic checkpoint. Here the first SIGTERM asks ev
 trial to pause at its next result (Tune checkpoints a trial it pauses, and resumes a
 paused trial from that checkpoint), starts no new trial, and ends the run as Ctrl-C does
 once nothing runs, or after `GRACE_S` whatever is left. A second SIGTERM stops at once.
+
+A SIGTERM sent to the whole process group (`timeout`, `kill -- -PGID`, a batch
+scheduler's job step) reaches the embedded Ray's own processes too: Ray blocks SIGINT in
+them, not SIGTERM. With its GCS gone, the driver would wait a minute for it and die with
+a C++ error (exit 1, nothing printed), so the run ends at once instead, with exit 143 and
+the `--resume` line: the trials resume from their last checkpoints.
 """
 
 from __future__ import annotations
@@ -14,6 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from types import FrameType
 from typing import Any
 
@@ -25,6 +32,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 # stopped without a new checkpoint (it resumes from its last one), well inside the
 # ~30 s that clouds give between their notice and the kill.
 GRACE_S = 20.0
+EXIT_TERMINATED = 143  # the shell's code for a process ended by SIGTERM
 
 
 class Shutdown:
@@ -34,6 +42,8 @@ class Shutdown:
         self.requested = False
         self._interrupted = False
         self._timer: threading.Timer | None = None
+        self.resume_hint = "rlsuite.launch(..., resume=True)"
+        """How to continue the run, for the line printed where it cannot end as usual."""
 
     def install(self) -> Any:
         """Handle SIGTERM from now on (main thread only); returns the previous handler."""
@@ -45,9 +55,31 @@ class Shutdown:
             os.kill(os.getpid(), signal.SIGTERM)
             return
         self.requested = True
+        # Watched beside the run, not in this handler: on a busy machine Ray's processes
+        # took over a second to end, and the handler holds up Tune's loop meanwhile.
+        threading.Thread(target=self._end_if_own_ray_stopped, daemon=True).start()
         self._timer = threading.Timer(GRACE_S, self.interrupt)
         self._timer.daemon = True
         self._timer.start()
+
+    def _end_if_own_ray_stopped(self) -> None:
+        if _own_ray_stopped():
+            self._end_without_ray()
+
+    def _end_without_ray(self) -> None:
+        from rlsuite.launcher.console import terminal
+        from rlsuite.launcher.live import stop_live_views
+
+        stop_live_views()
+        print(
+            "stopped by SIGTERM, which reached this run's own Ray too (a signal to the whole "
+            "process group): its trials stopped without a new checkpoint; continue from their "
+            f"last ones with  {self.resume_hint}",
+            file=terminal(err=True),
+            flush=True,
+        )
+        terminal().flush()
+        os._exit(EXIT_TERMINATED)  # nothing left to end cleanly: Ray's processes are gone
 
     def interrupt(self) -> None:
         """End the run as Ctrl-C does: Tune stops its trials and writes its state."""
@@ -56,6 +88,26 @@ class Shutdown:
             if self._timer is not None:
                 self._timer.cancel()
             os.kill(os.getpid(), signal.SIGINT)
+
+
+def _own_ray_stopped(wait_s: float = 5.0) -> bool:
+    """Whether a process of the Ray this process started ended with the signal (within
+    `wait_s`: they get it at the same moment). Measured with a group SIGTERM on Ray 2.60:
+    the dashboard and the log monitor end first, the raylet ~10 s later (its agent gone),
+    the GCS only with the driver, which waits a minute for it. A joined cluster's
+    processes are not ours."""
+    import ray._private.worker as ray_worker
+
+    node = getattr(ray_worker, "_global_node", None)
+    if node is None or not node.head:
+        return False
+    processes = [info.process for infos in node.all_processes.values() for info in infos]
+    deadline = time.monotonic() + wait_s
+    while processes and time.monotonic() < deadline:
+        if any(process.poll() is not None for process in processes):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 # One per process. The scheduler and callback below read it rather than hold it: Tune

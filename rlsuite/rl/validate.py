@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
-from rlsuite import envs
+from rlsuite import envs, metrics
 from rlsuite.errors import UsageError
 
 _UNEXPECTED_KEY = re.compile(r"unexpected keyword argument '(\w+)'")
@@ -121,4 +122,17 @@ def check_gpus(config: AlgorithmConfig, address: str | None) -> None:
         raise UsageError(
             f"the run asks for {wanted:g} GPU(s) but this machine has {available}; "
             "set --num-gpus-per-learner 0, use --smoke, or join a GPU cluster with --address"
+        )
+
+
+def check_evaluation_results(config: AlgorithmConfig, stop: Iterable[str], metric: str) -> None:
+    """A stop criterion or metric on RLlib's evaluation results needs evaluation turned on:
+    without `evaluation_interval` RLlib reports none, and Tune only warns in its log that
+    the stop key is missing, so the run would never stop on it."""
+    wanted = [key for key in [*stop, metric] if key.startswith(f"{metrics.EVALUATION_RESULTS}/")]
+    if wanted and not config.evaluation_interval:
+        raise UsageError(
+            f"{wanted[0]} needs evaluation results, which this config does not make: add "
+            ".evaluation(evaluation_interval=N) to it (or --set evaluation.evaluation_interval=N), "
+            "or stop on another metric"
         )

@@ -56,6 +56,7 @@ class RLWorkload:
         check_multi_agent(config)
         validate.check_scaling(config)
         validate.check_gpus(config, address)
+        validate.check_evaluation_results(config, experiment.stop, experiment.metric)
 
     def param_space(self, experiment: Experiment) -> dict[str, Any]:
         """The RLlib config as Tune's param space, with the experiment's search on top."""
