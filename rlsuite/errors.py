@@ -8,3 +8,9 @@ class UsageError(Exception):
 class PerturbationIgnoredError(RuntimeError):
     """A PBT trial trains with other values than its (perturbed) config: the learner or
     optimizer kept the exploited checkpoint's values (see rlsuite.rl.pbt_check)."""
+
+
+class EnvFailed(Exception):
+    """The user's env raised while the suite played it (`rlsuite.evaluate`); its own error
+    is the cause. Said apart from the suite's own errors, which keep their traceback
+    alone (a bug to report)."""

@@ -1,6 +1,6 @@
 """`python -m rlsuite.evaluate` on damaged, incomplete or foreign checkpoints and on outputs
 it cannot write: one line on stderr, exit 2, nothing changed on disk. A bug in the suite
-itself keeps its traceback (exit 1).
+itself keeps its traceback (exit 1); an env that raises, its traceback and a line naming it.
 
 In this process for speed, on copies of one real smoke run (two checkpoints).
 """
@@ -238,3 +238,23 @@ def test_a_bug_in_the_suite_exits_1_with_a_traceback(trial: Path) -> None:
     )
     assert done.returncode == 1
     assert "Traceback" in done.stderr and "RuntimeError: a bug in the suite" in done.stderr
+
+
+@pytest.mark.parametrize("method", ["reset", "step"])
+def test_an_env_that_raises_ends_with_a_line_naming_it(
+    trial: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], method: str
+) -> None:
+    """The user's env failing (here CartPole's own reset or step) is not a bug in the suite:
+    its traceback, then one line saying where it failed, exit 1."""
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise KeyError("the cart fell off")
+
+    monkeypatch.setattr(CartPoleEnv, method, broken)
+    code = evaluate_main([str(trial), "--episodes", "1"])
+    *traceback, last = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and "KeyError: 'the cart fell off'" in traceback, traceback
+    called = "reset(seed=0)" if method == "reset" else "step() of the episode seeded 0"
+    assert last.startswith(f"rlsuite.evaluate: the env raised in {called}: KeyError: ")
+    assert last.endswith(f"(at {__file__}:{broken.__code__.co_firstlineno + 1})"), last

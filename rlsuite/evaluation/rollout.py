@@ -10,6 +10,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from rlsuite.errors import EnvFailed
 from rlsuite.evaluation.acting import ConnectedPolicy, EnvStep, EpisodeResult
 from rlsuite.evaluation.multiagent import MultiAgentEpisodeResult
 
@@ -51,12 +52,19 @@ def play_episode(
 ) -> EpisodeResult:
     """One episode as RLlib's env runners play it: reset, then act and step until done."""
     episode = policy.new_episode(env, seed)
-    observations, infos = env.reset(seed=seed)
+    try:
+        observations, infos = env.reset(seed=seed)
+    except Exception as error:
+        raise EnvFailed(f"the env raised in reset(seed={seed})") from error
     policy.record_reset(episode, observations, infos)
     _render(env, sink)
     while not episode.is_done:
         actions, actions_for_env, extra = policy.act(episode, explore)
-        policy.record_step(episode, EnvStep(actions, extra, *env.step(actions_for_env)))
+        try:
+            outcome = env.step(actions_for_env)
+        except Exception as error:
+            raise EnvFailed(f"the env raised in step() of the episode seeded {seed}") from error
+        policy.record_step(episode, EnvStep(actions, extra, *outcome))
         _render(env, sink)
     return policy.result(episode)
 

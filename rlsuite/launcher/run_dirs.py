@@ -114,8 +114,17 @@ def claimed(experiment_dir: Path, overwrite: bool) -> Iterator[None]:
         with (experiment_dir / LOCK_FILE).open() as file:  # read only: the run moved aside
             _lock(file, experiment_dir)  # stays byte for byte as it was
         move_aside(experiment_dir)
-    with _locked(experiment_dir):
-        yield
+    created = [d for d in (experiment_dir, *experiment_dir.parents) if not d.exists()]
+    try:
+        with _locked(experiment_dir):
+            yield
+    except UsageError:  # refused once Ray joined a cluster (its resources): nothing written
+        if created:
+            (experiment_dir / LOCK_FILE).unlink(missing_ok=True)
+            for folder in created:  # deepest first
+                with contextlib.suppress(OSError):  # not empty: another process's files
+                    folder.rmdir()
+        raise
 
 
 @contextlib.contextmanager
