@@ -34,22 +34,30 @@ EXIT_INTERRUPTED = 130  # the shell's code for a run stopped by Ctrl-C
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     resume = _resume_command(sys.argv[1:] if argv is None else argv)
+    started: list[bool] = []
+
+    def start() -> None:
+        started.append(True)
+        if not args.verbose:
+            print(f"logs: {prepared.launch.logs_dir}/ (Ray's own output; --verbose shows it here)")
+
     try:
         prepared = load_and_prepare(args.experiment_file, RunOptions.from_args(args))
-        logs = f"logs: {prepared.launch.logs_dir}/ (Ray's own output; --verbose shows it here)"
         SHUTDOWN.resume_hint = resume
-        # Checks cluster resources before trials.
-        run = run_prepared(prepared, on_start=lambda: None if args.verbose else print(logs))
+        run = run_prepared(prepared, on_start=start)  # checks cluster resources before trials
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:  # a second Ctrl-C while Tune was stopping the trials
+    except KeyboardInterrupt:  # Tune's own handling of Ctrl-C was not in place, or cut short
         _end_on_next_interrupt()
-        print(
-            "interrupted twice: the trials stopped without a last checkpoint; continue from "
-            f"their last ones with  {resume}",
-            file=sys.stderr,
-        )
+        if not started:
+            print("interrupted before the run started: nothing written", file=sys.stderr)
+        else:  # a second Ctrl-C while Tune stopped the trials, or one while Ray started
+            print(
+                "interrupted: the trials stopped without a last checkpoint; continue from "
+                f"their last ones with  {resume}",
+                file=sys.stderr,
+            )
         return EXIT_INTERRUPTED
     for summary in run.summaries:
         print(summary.line())

@@ -85,14 +85,21 @@ def test_bad_input_is_one_line(
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_directory_without_checkpoints(
-    experiment_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+@pytest.fixture
+def trial_without_checkpoints(experiment_dir: Path, tmp_path: Path) -> Path:
+    """A trial folder in `tmp_path` with the shared run's params.json and nothing else."""
     trial = tmp_path / "PPO_0000"
     trial.mkdir()
     (trial / "params.json").write_text(
         (next(experiment_dir.glob("PPO_*")) / "params.json").read_text()
     )
+    return trial
+
+
+def test_directory_without_checkpoints(
+    trial_without_checkpoints: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    trial = trial_without_checkpoints
     cases = [
         (tmp_path / "empty", "no such directory"),
         (tmp_path, "no trial has checkpoints"),
@@ -110,13 +117,9 @@ def test_directory_without_checkpoints(
 
 
 def test_a_run_whose_trial_failed_before_its_first_checkpoint_says_why(
-    experiment_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    trial_without_checkpoints: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    trial = tmp_path / "PPO_0000"
-    trial.mkdir()
-    (trial / "params.json").write_text(
-        (next(experiment_dir.glob("PPO_*")) / "params.json").read_text()
-    )
+    trial = trial_without_checkpoints
     traceback = '  File "/home/me/my_env.py", line 9, in reset\nOSError: my reset broke\n'
     (trial / "error.txt").write_text(f"Failure # 1\n{traceback}")
     code, err = evaluate_in_process(capsys, tmp_path)
