@@ -42,12 +42,19 @@ class Shutdown:
         self.requested = False
         self._interrupted = False
         self._timer: threading.Timer | None = None
+        self._run_ended = threading.Event()
         self.resume_hint = "rlsuite.launch(..., resume=True)"
         """How to continue the run, for the line printed where it cannot end as usual."""
 
     def install(self) -> Any:
         """Handle SIGTERM from now on (main thread only); returns the previous handler."""
+        self._run_ended.clear()
         return signal.signal(signal.SIGTERM, self._on_sigterm)
+
+    def run_ended(self) -> None:
+        """Tune's run is over: Ray's processes may end now (its shutdown), which is no sign
+        of a signal sent to them."""
+        self._run_ended.set()
 
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         if self.requested:  # the second one: stop now, as the sender asked twice
@@ -63,7 +70,7 @@ class Shutdown:
         self._timer.start()
 
     def _end_if_own_ray_stopped(self) -> None:
-        if _own_ray_stopped():
+        if _own_ray_stopped(self._run_ended):
             self._end_without_ray()
 
     def _end_without_ray(self) -> None:
@@ -90,12 +97,12 @@ class Shutdown:
             os.kill(os.getpid(), signal.SIGINT)
 
 
-def _own_ray_stopped(wait_s: float = 5.0) -> bool:
+def _own_ray_stopped(run_ended: threading.Event, wait_s: float = 5.0) -> bool:
     """Whether a process of the Ray this process started ended with the signal (within
     `wait_s`: they get it at the same moment). Measured with a group SIGTERM on Ray 2.60:
     the dashboard and the log monitor end first, the raylet ~10 s later (its agent gone),
     the GCS only with the driver, which waits a minute for it. A joined cluster's
-    processes are not ours."""
+    processes are not ours; once the run ended, Ray's shutdown ends them."""
     import ray._private.worker as ray_worker
 
     node = getattr(ray_worker, "_global_node", None)
@@ -103,9 +110,9 @@ def _own_ray_stopped(wait_s: float = 5.0) -> bool:
         return False
     processes = [info.process for infos in node.all_processes.values() for info in infos]
     deadline = time.monotonic() + wait_s
-    while processes and time.monotonic() < deadline:
+    while processes and time.monotonic() < deadline and not run_ended.is_set():
         if any(process.poll() is not None for process in processes):
-            return True
+            return not run_ended.is_set()
         time.sleep(0.05)
     return False
 

@@ -88,6 +88,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
             )
         return tuner.fit()
     finally:
+        SHUTDOWN.run_ended()
         stop_live_views()  # a second Ctrl-C ends fit without on_experiment_end
         signal.signal(signal.SIGTERM, previous_handler)
 
