@@ -23,6 +23,7 @@ from rlsuite.errors import EnvFailed, UsageError
 from rlsuite.evaluation.command import evaluate
 from rlsuite.evaluation.options import EvaluateOptions
 from rlsuite.flags import Parser, exit_with, non_negative_int, positive_int, quiet_restore_logs
+from rlsuite.tracebacks import first_cause
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -117,8 +118,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rlsuite.evaluate: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except EnvFailed as error:  # the env's traceback, then what failed in one line
-        from rlsuite.launcher.failures import first_cause
-
         printed = "".join(traceback.format_exception(error.__cause__ or error))
         print(printed, file=sys.stderr, end="")
         print(f"rlsuite.evaluate: {error}: {first_cause(printed)}", file=sys.stderr)

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rlsuite.launcher.failures import explain, root_exception
+from rlsuite.launcher.failures import explain
+from rlsuite.tracebacks import first_raised
 from tests.helpers import CliRun, run_cli
 
 CRASHING_EXPERIMENT = '''"""PPO on an env that raises in step()."""
@@ -47,7 +48,7 @@ def test_env_runner_crash_summary_names_the_env_error(tmp_path: Path, storage: P
     assert "EnvError: Simulated env crash" in trial["error"]
 
 
-def test_root_exception_is_the_first_in_a_chain() -> None:
+def test_first_raised_is_the_first_in_a_chain() -> None:
     log = [
         "2026 ERROR env_runner.py:282 -- step failed",
         "Traceback (most recent call last):",
@@ -56,7 +57,8 @@ def test_root_exception_is_the_first_in_a_chain() -> None:
         "The above exception was the direct cause of the following exception:",
         "RuntimeError: wrapped",
     ]
-    assert root_exception(log) == "ray.rllib.utils.error.EnvError: boom"
+    assert first_raised(log) == "ray.rllib.utils.error.EnvError: boom (at x.py:1)"
+    assert first_raised(log[:2]) is None  # no exception yet: the caller waits for the log
 
 
 def test_explain_other_errors_gives_their_exception() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import re
 import shlex
@@ -22,8 +23,11 @@ from pathlib import Path
 
 import psutil
 import pytest
+from ray import tune
 
 import rlsuite.run
+from rlsuite.errors import UsageError
+from rlsuite.launcher.resume_checks import check_same_config
 from rlsuite.launcher.run_dirs import LOCK_FILE
 from tests.helpers import ROOT, digest, run_cli, run_main
 
@@ -87,29 +91,48 @@ def test_a_run_still_going_keeps_its_folder(
     assert "is in use by a run still going (pid 4242)" in lines[0] and "--name" in lines[0]
 
 
+OTHER_SETTINGS = "the run was started with another "
+
+
 @pytest.mark.parametrize(
     ("flags", "named"),
     [
         (
             ("--stop", "training_iteration=5"),
-            "stop (training_iteration=2 there, training_iteration=5 now)",
+            f"{OTHER_SETTINGS}stop (training_iteration=2 there, training_iteration=5 now)",
         ),
-        (("--checkpoint-every", "3"), "checkpoints (--checkpoint-every"),
-        (("--max-failures", "2"), "--max-failures (0 there, 2 now)"),
+        (("--checkpoint-every", "3"), f"{OTHER_SETTINGS}checkpoints (--checkpoint-every"),
+        (("--max-failures", "2"), f"{OTHER_SETTINGS}--max-failures (0 there, 2 now)"),
+        (("--set", "training.gamma=0.5"), "the experiment now sets gamma (0.99 there, 0.5 now)"),
     ],
-    ids=["stop", "checkpoint-every", "max-failures"],
+    ids=["stop", "checkpoint-every", "max-failures", "config"],
 )
 def test_resume_with_other_run_settings_is_one_line(
     finished_run: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], named: str
 ) -> None:
     """Tune restores a run with its own stop, checkpoints and restarts (Tuner.restore takes
-    no RunConfig): another one given with --resume would be dropped without a word."""
+    no RunConfig) and each trial with the config it started with: another one given with
+    --resume (a flag, a --set, an edited experiment file) would be dropped without a word."""
     before = digest(finished_run)
     code = run_main(CARTPOLE, *SAME_RUN, *flags, "--resume", storage=finished_run)
     lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert code == 2 and len(lines) == 1, lines
-    assert f"the run was started with another {named}" in lines[0] and "--overwrite" in lines[0]
+    assert named in lines[0] and "--overwrite" in lines[0], lines[0]
     assert digest(finished_run) == before
+
+
+def test_resume_compares_the_constant_config_values_only(tmp_path: Path) -> None:
+    """Searched and perturbed keys differ from trial to trial, and a function's repr from
+    process to process: neither is a change. A changed constant is, in a nested dict too."""
+    trial = tmp_path / "PPO_0"
+    trial.mkdir()
+    saved = {"lr": 0.1, "gamma": 0.99, "fn": "<function f at 0x7f01>", "env_config": {"n": 3}}
+    (trial / "params.json").write_text(json.dumps(saved))
+    space = {"lr": tune.uniform(0, 1), "gamma": 0.99, "fn": lambda: 0, "env_config": {"n": 3}}
+    check_same_config(tmp_path, {**space, "lr": 0.5}, varied=["lr"])
+    check_same_config(tmp_path, space, varied=[])  # a search domain is no constant
+    with pytest.raises(UsageError, match=r"env_config/n \(3 there, 4 now\)"):
+        check_same_config(tmp_path, {**space, "env_config": {"n": 4}}, varied=["lr"])
 
 
 @pytest.mark.parametrize("damaged", ["tuner.pkl", "experiment_state"])

@@ -16,6 +16,7 @@ from rlsuite import metrics
 from rlsuite.errors import UsageError
 from rlsuite.results import ERROR_FILE, lookup, read_json, read_results, trial_dirs
 from rlsuite.supervised.checkpoint import MODEL_FILE, STATE_FILE
+from rlsuite.tracebacks import first_cause
 
 CHECKPOINT_MARKER = "rllib_checkpoint.json"  # written by RLlib into every Algorithm checkpoint
 CHECKPOINT_PATTERN = re.compile(r"checkpoint_(\d+)$")
@@ -134,8 +135,6 @@ def best_trial(experiment_dir: Path, trials: list[Path]) -> Path:
 
 
 def _error_of(trial_dir: Path) -> str:
-    from rlsuite.launcher.failures import first_cause
-
     try:
         return first_cause((trial_dir / ERROR_FILE).read_text(errors="replace"))
     except OSError as error:

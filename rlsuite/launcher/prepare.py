@@ -12,14 +12,14 @@ from ray import tune
 
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PB2, PBT, Experiment
-from rlsuite.launcher import checks, cluster, console, run_dirs
+from rlsuite.launcher import checks, cluster, console, resume_checks, run_dirs
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.launcher.smoke import smoke
 from rlsuite.launcher.tuner import Launch
 from rlsuite.launcher.workloads import workload_for
 from rlsuite.options import RunOptions
 from rlsuite.search import BOHB
-from rlsuite.tracking import Tracking, check_tracking
+from rlsuite.tracking import Tracking, check_tracking, searched_keys
 
 
 class Prepared(NamedTuple):
@@ -83,10 +83,13 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
     checks.check_storage(launch.storage_path)
     check_tracking(launch.tracking)  # an MLflow server that does not answer: before Ray
     if launch.resume:
-        settings = run_dirs.RunSettings(
+        settings = resume_checks.RunSettings(
             experiment.stop, workload.checkpoint_config(experiment), experiment.max_failures
         )
-        run_dirs.check_resumable(launch.experiment_dir, settings)
+        resume_checks.check_resumable(launch.experiment_dir, settings)
+        resume_checks.check_same_config(
+            launch.experiment_dir, workload.param_space(experiment), searched_keys(experiment)
+        )
     else:
         run_dirs.check_new_run(launch.experiment_dir, options.overwrite)
     threshold = None

@@ -5,8 +5,7 @@ A folder that already holds a run is refused before Ray starts, with the three w
 to NAME.replaced-TIME, keeping it, and start afresh). Sample Factory makes the same
 choice explicit (`--restart_behavior`); numbered folders (rl-baselines3-zoo's `PPO_1`,
 `PPO_2`) would leave `--resume` and `rlsuite.evaluate results/NAME` unsure which run
-they mean. `--resume` checks Tune's saved state first, so a damaged file is named in
-one line instead of a traceback. A run holds its folder (`claimed`) from before Ray starts
+they mean (what `--resume` checks first is in resume_checks.py). A run holds its folder (`claimed`) from before Ray starts
 to its end, so that a second one started at the same moment, before the first has
 written any of Tune's files, is refused too, and `--resume` or `--overwrite` of a run
 still going.
@@ -17,13 +16,10 @@ from __future__ import annotations
 import contextlib
 import datetime
 import fcntl
-import json
 import os
-import pickle
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from rlsuite.errors import UsageError
 
@@ -65,47 +61,6 @@ def move_aside(experiment_dir: Path) -> Path | None:
     return target
 
 
-@dataclass(frozen=True)
-class RunSettings:
-    """What Tune keeps of a run's own settings and restores instead of the command's:
-    `Tuner.restore` takes no RunConfig, so a new `--stop`, `--checkpoint-every` or
-    `--max-failures` given with `--resume` would be dropped without a word."""
-
-    stop: Mapping[str, Any]
-    checkpoints: Any
-    """Tune's CheckpointConfig."""
-    max_failures: int
-
-
-def check_resumable(experiment_dir: Path, settings: RunSettings | None = None) -> None:
-    """Tune can restore the run: its state files exist and read back, and (`settings`)
-    its stop, checkpoints and restarts are the ones asked for now."""
-    tuner_file = experiment_dir / "tuner.pkl"
-    states = sorted(experiment_dir.glob(STATE_GLOB)) if experiment_dir.is_dir() else []
-    if not tuner_file.is_file() or not states:
-        raise UsageError(
-            f"--resume: nothing to resume at {experiment_dir}; run without --resume first "
-            "(or pass the --name and --storage-path of the interrupted run)"
-        )
-    fresh = "start afresh with --overwrite (the damaged run is moved aside) or a new --name"
-    try:
-        with tuner_file.open("rb") as file:
-            saved = pickle.load(file)
-    except Exception as error:  # any unpickling failure means the file is damaged
-        raise UsageError(
-            f"--resume: {tuner_file} is damaged ({type(error).__name__}); {fresh}"
-        ) from None
-    if settings is not None:
-        _check_same_settings(experiment_dir, saved, settings)
-    newest = max(states, key=lambda p: p.stat().st_mtime)
-    try:
-        json.loads(newest.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise UsageError(
-            f"--resume: {newest} is damaged ({type(error).__name__}); {fresh}"
-        ) from None
-
-
 @contextlib.contextmanager
 def claimed(experiment_dir: Path, overwrite: bool) -> Iterator[None]:
     """The folder is this run's until the block ends; with `overwrite`, the run it held
@@ -137,33 +92,6 @@ def _locked(experiment_dir: Path) -> Iterator[None]:
         file.write(f"{os.getpid()}\n")
         file.flush()
         yield
-
-
-def _check_same_settings(experiment_dir: Path, saved: Any, settings: RunSettings) -> None:
-    run_config = saved.get("_run_config") if isinstance(saved, dict) else None
-    if run_config is None:  # kept elsewhere by another Tune version: Tune decides
-        return
-    differ = []
-    if dict(run_config.stop or {}) != dict(settings.stop):
-        differ.append(f"stop ({_stops(run_config.stop or {})} there, {_stops(settings.stop)} now)")
-    if run_config.checkpoint_config != settings.checkpoints:
-        differ.append("checkpoints (--checkpoint-every, the file's keep_checkpoints)")
-    if run_config.failure_config.max_failures != settings.max_failures:
-        was, now = run_config.failure_config.max_failures, settings.max_failures
-        differ.append(f"--max-failures ({was} there, {now} now)")
-    if differ:
-        raise UsageError(
-            f"--resume {experiment_dir}: the run was started with another {'; '.join(differ)}, "
-            "and Tune resumes a run with its own; resume with the command that started it "
-            "plus --resume, or start afresh with --overwrite or a new --name"
-        )
-
-
-def _stops(stop: Mapping[str, Any]) -> str:
-    return " ".join(
-        f"{metric}={value:g}" if isinstance(value, float) else f"{metric}={value}"
-        for metric, value in stop.items()
-    )
 
 
 def _lock(file: IO[str], experiment_dir: Path) -> None:

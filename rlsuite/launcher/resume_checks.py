@@ -1,0 +1,142 @@
+"""What `--resume` checks before Ray starts: Tune's saved state reads back, and the command
+asks for the run Tune will restore. `Tuner.restore` brings back each trial with the config
+it started with and the run with its own stop, checkpoints and restarts (it takes no
+RunConfig, and compares only the keys of a re-given param space), so a changed experiment
+file, `--set` or flag given with `--resume` would be dropped without a word: refused here,
+naming what differs."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ray.tune.utils import flatten_dict
+from ray.tune.utils.util import SafeFallbackEncoder
+
+from rlsuite.errors import UsageError
+from rlsuite.launcher.run_dirs import STATE_GLOB
+
+FRESH = "start afresh with --overwrite (the old run is moved aside) or a new --name"
+SHOWN = 3
+"""Differences named in the line; the rest are counted."""
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What Tune keeps of a run's own settings and restores instead of the command's."""
+
+    stop: Mapping[str, Any]
+    checkpoints: Any
+    """Tune's CheckpointConfig."""
+    max_failures: int
+
+
+def check_resumable(experiment_dir: Path, settings: RunSettings | None = None) -> None:
+    """Tune can restore the run: its state files exist and read back, and (`settings`)
+    its stop, checkpoints and restarts are the ones asked for now."""
+    tuner_file = experiment_dir / "tuner.pkl"
+    states = sorted(experiment_dir.glob(STATE_GLOB)) if experiment_dir.is_dir() else []
+    if not tuner_file.is_file() or not states:
+        raise UsageError(
+            f"--resume: nothing to resume at {experiment_dir}; run without --resume first "
+            "(or pass the --name and --storage-path of the interrupted run)"
+        )
+    fresh = "start afresh with --overwrite (the damaged run is moved aside) or a new --name"
+    try:
+        with tuner_file.open("rb") as file:
+            saved = pickle.load(file)
+    except Exception as error:  # any unpickling failure means the file is damaged
+        raise UsageError(
+            f"--resume: {tuner_file} is damaged ({type(error).__name__}); {fresh}"
+        ) from None
+    if settings is not None:
+        _check_same_settings(experiment_dir, saved, settings)
+    newest = max(states, key=lambda p: p.stat().st_mtime)
+    try:
+        json.loads(newest.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise UsageError(
+            f"--resume: {newest} is damaged ({type(error).__name__}); {fresh}"
+        ) from None
+
+
+def check_same_config(
+    experiment_dir: Path, param_space: Mapping[str, Any], varied: Iterable[str]
+) -> None:
+    """Each trial's saved config (its params.json) holds the values the command gives now,
+    except under the `varied` top-level keys (the search and what PBT perturbs), which
+    differ from trial to trial by design."""
+    now = _comparable(param_space)
+    skipped = tuple(varied)
+    for params in sorted(experiment_dir.glob("*/params.json")):
+        try:
+            there = flatten_dict(json.loads(params.read_text()))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            continue  # a trial that wrote no config: nothing to compare
+        differ = [
+            f"{key} ({_shown(there[key])} there, {_shown(value)} now)"
+            for key, value in now.items()
+            if key in there
+            and key.split("/", 1)[0] not in skipped
+            and _stable(there[key])
+            and there[key] != value
+        ]
+        if differ:
+            more = f" and {len(differ) - SHOWN} more" if len(differ) > SHOWN else ""
+            raise UsageError(
+                f"--resume {experiment_dir}: the experiment now sets {'; '.join(differ[:SHOWN])}"
+                f"{more}, and Tune resumes each trial with the config it started with; resume "
+                f"with the file and flags that started it, or {FRESH}"
+            )
+
+
+def _comparable(param_space: Mapping[str, Any]) -> dict[str, Any]:
+    """The space's constant leaves as Tune writes them into params.json (JSON, with its
+    fallback for objects), less what differs between processes (reprs with addresses)."""
+    written = json.loads(json.dumps(dict(param_space), cls=SafeFallbackEncoder))
+    return {key: value for key, value in flatten_dict(written).items() if _stable(value)}
+
+
+def _stable(value: Any) -> bool:
+    """JSON constants that read the same in every process (not a repr with an address)."""
+    if isinstance(value, list):
+        return all(_stable(item) for item in value)
+    if isinstance(value, str):
+        return " at 0x" not in value
+    return value is None or isinstance(value, bool | int | float)
+
+
+def _shown(value: Any) -> str:
+    text = f"{value:g}" if isinstance(value, float) else json.dumps(value)
+    return text if len(text) <= 60 else f"{text[:57]}..."
+
+
+def _check_same_settings(experiment_dir: Path, saved: Any, settings: RunSettings) -> None:
+    run_config = saved.get("_run_config") if isinstance(saved, dict) else None
+    if run_config is None:  # kept elsewhere by another Tune version: Tune decides
+        return
+    differ = []
+    if dict(run_config.stop or {}) != dict(settings.stop):
+        differ.append(f"stop ({_stops(run_config.stop or {})} there, {_stops(settings.stop)} now)")
+    if run_config.checkpoint_config != settings.checkpoints:
+        differ.append("checkpoints (--checkpoint-every, the file's keep_checkpoints)")
+    if run_config.failure_config.max_failures != settings.max_failures:
+        was, now = run_config.failure_config.max_failures, settings.max_failures
+        differ.append(f"--max-failures ({was} there, {now} now)")
+    if differ:
+        raise UsageError(
+            f"--resume {experiment_dir}: the run was started with another {'; '.join(differ)}, "
+            "and Tune resumes a run with its own; resume with the command that started it "
+            f"plus --resume, or {FRESH}"
+        )
+
+
+def _stops(stop: Mapping[str, Any]) -> str:
+    return " ".join(
+        f"{metric}={value:g}" if isinstance(value, float) else f"{metric}={value}"
+        for metric, value in stop.items()
+    )
