@@ -48,11 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:  # Tune's own handling of Ctrl-C was not in place, or cut short
+    except KeyboardInterrupt:  # Ctrl-C before the suite's handling was in place, or a third
         _end_on_next_interrupt()
         if not started:
             print("interrupted before the run started: nothing written", file=sys.stderr)
-        else:  # a second Ctrl-C while Tune stopped the trials, or one while Ray started
+        else:  # a Ctrl-C while Tune stopped the trials, or one while Ray started
             print(
                 "interrupted: the trials stopped without a last checkpoint; continue from "
                 f"their last ones with  {resume}",

@@ -29,8 +29,8 @@ FLAGS = (
 )
 
 
-# slow (CI time): CI resumes an interrupted RL run in test_run_safety's SIGTERM test, which
-# goes through the same pause-checkpoint-resume path (SIGTERM becomes this SIGINT).
+# slow (CI time): CI stops an RL run with Ctrl-C and with SIGTERM and resumes it in
+# test_run_safety.py (the same pause-checkpoint-resume path).
 @pytest.mark.slow
 def test_interrupted_run_resumes_counters(storage: Path) -> None:
     trial_glob = "ppo_cartpole/PPO_*"

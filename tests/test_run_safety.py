@@ -1,9 +1,9 @@
 """No run lost to another run or to a signal: a second run into the same folder is refused
 (the first run's files byte for byte unchanged), and so is one into the folder of a run
 still going, `--overwrite` keeps the old run aside
-(checked on test_live_terminal.py's run), damaged Tune state is named on `--resume`, SIGTERM
-checkpoints and exits 143, a killed driver resumes within one checkpoint interval, a killed
-env runner is survived."""
+(checked on test_live_terminal.py's run), damaged Tune state and changed settings are named
+on `--resume`, SIGTERM and Ctrl-C checkpoint and exit 143 and 130, a killed driver resumes
+within one checkpoint interval, a killed env runner is survived."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ import rlsuite.run
 from rlsuite.errors import UsageError
 from rlsuite.launcher.resume_checks import check_same_config
 from rlsuite.launcher.run_dirs import LOCK_FILE
+from rlsuite.launcher.shutdown import Shutdown
 from tests.helpers import ROOT, digest, run_cli, run_main
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
@@ -192,27 +193,60 @@ def _iterations(storage: Path) -> list[int]:
     return [json.loads(line)["training_iteration"] for line in result.read_text().splitlines()]
 
 
-def test_sigterm_checkpoints_exits_143_and_resume_loses_no_iteration(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code", "ended"),
+    [(signal.SIGTERM, 143, "stopped by SIGTERM"), (signal.SIGINT, 130, "interrupted")],
+    ids=["sigterm", "ctrl-c"],
+)
+def test_a_stop_checkpoints_and_resume_loses_no_iteration(
+    tmp_path: Path, signum: int, code: int, ended: str
+) -> None:
+    """SIGTERM (a cloud's preemption notice) and Ctrl-C pause each trial at its next result,
+    which Tune checkpoints: the resumed run starts at the iteration after the last one."""
     storage = tmp_path / "results"
     flags = (*SLOW_ITERATIONS, "--stop", "training_iteration=7", "--checkpoint-every", "5")
     driver = _start(storage, *flags)
     seen = list(_lines_until(driver, 3))
     sent = time.monotonic()
-    driver.send_signal(signal.SIGTERM)
+    driver.send_signal(signum)
     out, err = driver.communicate(timeout=60)
     assert time.monotonic() - sent < 30, "a cloud kills the machine 30 s after SIGTERM"
-    assert driver.returncode == 143, err
+    assert driver.returncode == code, err
     # The hint repeats the command that started the run: its flags shape the trials.
     hint = shlex.join(
         ["python", "-m", "rlsuite.run", str(CARTPOLE), *flags, "--storage-path", str(storage)]
     )
-    assert f"stopped by SIGTERM: continue with  {hint} --resume" in err, err
+    assert f"{ended}: continue with  {hint} --resume" in err, err
+    if signum == signal.SIGINT:
+        assert "Ctrl-C: each trial stops at its next result with a checkpoint" in err, err
     finished = max(seen + [int(m) for m in ITERATION_LINE.findall(out)])
     resumed = run_cli(CARTPOLE, *flags, "--resume", storage=storage)
     assert resumed.returncode == 0, resumed.stderr
     first = int(ITERATION_LINE.findall(resumed.stdout)[0])
     assert first == finished + 1, (finished, resumed.stdout)  # no finished iteration lost
     assert _iterations(storage) == list(range(1, 8))
+
+
+def test_ctrl_c_pauses_then_interrupts_then_raises() -> None:
+    """The first Ctrl-C asks the trials to pause (nothing stops yet), the second is Tune's
+    interrupt (SIGUSR1: Tune's handler while fit runs, KeyboardInterrupt before it is in
+    place), a third raises KeyboardInterrupt; the handlers from before come back."""
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1)}
+    shutdown = Shutdown()
+    shutdown.install()
+    try:
+        assert os.environ["TUNE_DISABLE_SIGINT_HANDLER"] == "1"
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.1)  # Python runs the handler between two bytecodes of this thread
+        assert shutdown.requested and not shutdown.terminated
+        for _ in range(2):
+            with pytest.raises(KeyboardInterrupt):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(1)
+    finally:
+        shutdown.uninstall()
+    assert {s: signal.getsignal(s) for s in before} == before
+    assert "TUNE_DISABLE_SIGINT_HANDLER" not in os.environ
 
 
 def test_sigterm_to_the_whole_process_group_exits_143_with_the_resume_line(
@@ -233,21 +267,23 @@ def test_sigterm_to_the_whole_process_group_exits_143_with_the_resume_line(
     assert "reached this run's own Ray too" in line and line.endswith("--resume"), line
 
 
-def test_a_second_ctrl_c_while_trials_stop_is_one_line_and_exit_130(
+def test_a_ctrl_c_while_trials_stop_is_one_line_and_exit_130(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Tune raises KeyboardInterrupt out of `fit` on a Ctrl-C that comes while it stops
-    the trials after the first: that used to end the run with Ray's traceback, exit 1."""
+    """A KeyboardInterrupt out of `fit` (a Ctrl-C while Tune stops the trials): that used
+    to end the run with Ray's traceback, exit 1."""
 
-    def second_ctrl_c(*args: object, on_start: Callable[[], None], **kwargs: object) -> None:
+    def ctrl_c_while_stopping(
+        *args: object, on_start: Callable[[], None], **kwargs: object
+    ) -> None:
         on_start()  # the results folder claimed, Ray about to start
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rlsuite.run, "run_prepared", second_ctrl_c)
+    monkeypatch.setattr(rlsuite.run, "run_prepared", ctrl_c_while_stopping)
     handler = signal.getsignal(signal.SIGINT)
     try:
         code = run_main(CARTPOLE, "--smoke", storage=tmp_path / "results")
-        assert signal.getsignal(signal.SIGINT) is not handler  # a third ends quietly
+        assert signal.getsignal(signal.SIGINT) is not handler  # one more ends quietly
     finally:
         signal.signal(signal.SIGINT, handler)
     err = capsys.readouterr().err

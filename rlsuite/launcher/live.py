@@ -59,9 +59,18 @@ def progress_callback(
 
 def stop_live_views() -> None:
     """Stop every live view still drawing. Tune tells its callbacks that the experiment
-    ended unless a second Ctrl-C or an exception cut it short: call this after it."""
+    ended unless a Ctrl-C while it stops or an exception cut it short: call this after it."""
     for view in list(_DRAWING):
         view.stop()
+
+
+def announce(line: str) -> None:
+    """A line above every live view still drawing, or on the terminal when none is."""
+    views = list(_DRAWING)
+    if not views:
+        print(line, file=terminal(err=True), flush=True)
+    for view in views:
+        view._event(line)
 
 
 class LiveProgress(ProgressPrinter):
@@ -199,7 +208,7 @@ class LiveProgress(ProgressPrinter):
     def _catch_sigterm(self) -> None:
         """Stop the view on SIGTERM, then die of it as before: with no handler the
         process ends at once, skipping atexit, and leaves the cursor hidden. A handler
-        already installed (SIGTERM handled as Ctrl-C) stays: Tune then ends the run."""
+        already installed (the suite's, which pauses the trials) stays: Tune then ends the run."""
         if threading.current_thread() is not threading.main_thread():
             return
         if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:

@@ -1,12 +1,16 @@
-"""SIGTERM handled as Ctrl-C, after a checkpoint: what a preempted machine sends first.
+"""SIGTERM and Ctrl-C end a run after a checkpoint: no finished iteration is lost.
 
 A cloud's preemption notice, a Kubernetes pod deletion or a scheduler's time limit sends
 SIGTERM and kills the process some 30 s later. Ray's own handler aborts the driver (a C
 stack dump, exit 134), and Tune's Ctrl-C handling stops trials without saving them, so a
-resume went back to the last periodic checkpoint. Here the first SIGTERM asks every
-trial to pause at its next result (Tune checkpoints a trial it pauses, and resumes a
-paused trial from that checkpoint), starts no new trial, and ends the run as Ctrl-C does
-once nothing runs, or after `GRACE_S` whatever is left. A second SIGTERM stops at once.
+resume went back to the last periodic checkpoint and repeated the iterations since. Here
+the first SIGTERM or Ctrl-C asks every trial to pause at its next result (Tune checkpoints
+a trial it pauses, and resumes a paused trial from that checkpoint), starts no new trial,
+and ends the run as Tune's own interrupt does once nothing runs, or after `GRACE_S`
+whatever is left. A second one stops at once (Tune's interrupt, from the last
+checkpoints; a second SIGTERM kills the process), and a Ctrl-C while Tune stops raises
+KeyboardInterrupt. Tune's SIGINT handler is off for this (`TUNE_DISABLE_SIGINT_HANDLER`);
+its interrupt is reached through SIGUSR1, which Tune always handles.
 
 A SIGTERM sent to the whole process group (`timeout`, `kill -- -PGID`, a batch
 scheduler's job step) reaches the embedded Ray's own processes too: Ray blocks SIGINT in
@@ -36,35 +40,78 @@ EXIT_TERMINATED = 143  # the shell's code for a process ended by SIGTERM
 
 
 class Shutdown:
-    """The run's SIGTERM state: whether one came, and the step that ends the run."""
+    """The run's stop state: whether a SIGTERM or Ctrl-C came, and the step that ends
+    the run."""
 
     def __init__(self) -> None:
         self.requested = False
+        """A stop was asked: trials pause at their next result."""
+        self.terminated = False
+        """By SIGTERM (exit 143), not Ctrl-C (exit 130)."""
         self._interrupted = False
         self._timer: threading.Timer | None = None
         self._run_ended = threading.Event()
+        self._previous: dict[int, Any] = {}
         self.resume_hint = "rlsuite.launch(..., resume=True)"
         """How to continue the run, for the line printed where it cannot end as usual."""
 
-    def install(self) -> Any:
-        """Handle SIGTERM from now on (main thread only); returns the previous handler."""
+    def install(self) -> None:
+        """Handle SIGTERM and Ctrl-C from now on, until `uninstall` (main thread only)."""
+        self.requested = self.terminated = self._interrupted = False
         self._run_ended.clear()
-        return signal.signal(signal.SIGTERM, self._on_sigterm)
+        os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # read when fit() starts
+        handlers = {
+            signal.SIGTERM: self._on_sigterm,
+            signal.SIGINT: self._on_sigint,
+            # Tune's interrupt until fit() installs it: an interrupt before then ends the
+            # run before its trials start.
+            signal.SIGUSR1: signal.default_int_handler,
+        }
+        self._previous = {signum: signal.signal(signum, h) for signum, h in handlers.items()}
+
+    def uninstall(self) -> None:
+        """The handlers from before `install` again; the run is over."""
+        self._run_ended.set()
+        if self._timer is not None:
+            self._timer.cancel()
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)
+        self._previous = {}
+        os.environ.pop("TUNE_DISABLE_SIGINT_HANDLER", None)
 
     def run_ended(self) -> None:
         """Tune's run is over: Ray's processes may end now (its shutdown), which is no sign
         of a signal sent to them."""
         self._run_ended.set()
 
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self._interrupted:  # Tune is stopping the trials already: stop now
+            raise KeyboardInterrupt
+        if self.requested:  # the second: Tune stops the trials without a new checkpoint
+            self.interrupt()
+            return
+        self._request()
+        from rlsuite.launcher.live import announce
+
+        announce(
+            f"Ctrl-C: each trial stops at its next result with a checkpoint (within "
+            f"{GRACE_S:.0f} s); Ctrl-C again to stop now, from their last checkpoints"
+        )
+
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
-        if self.requested:  # the second one: stop now, as the sender asked twice
+        if self.terminated:  # the second one: stop now, as the sender asked twice
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             os.kill(os.getpid(), signal.SIGTERM)
             return
-        self.requested = True
+        self.terminated = True
         # Watched beside the run, not in this handler: on a busy machine Ray's processes
         # took over a second to end, and the handler holds up Tune's loop meanwhile.
         threading.Thread(target=self._end_if_own_ray_stopped, daemon=True).start()
+        if not self.requested:
+            self._request()
+
+    def _request(self) -> None:
+        self.requested = True
         self._timer = threading.Timer(GRACE_S, self.interrupt)
         self._timer.daemon = True
         self._timer.start()
@@ -89,12 +136,12 @@ class Shutdown:
         os._exit(EXIT_TERMINATED)  # nothing left to end cleanly: Ray's processes are gone
 
     def interrupt(self) -> None:
-        """End the run as Ctrl-C does: Tune stops its trials and writes its state."""
+        """Tune's interrupt: it stops its trials and writes its state."""
         if not self._interrupted:
             self._interrupted = True
             if self._timer is not None:
                 self._timer.cancel()
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGUSR1)
 
 
 def _own_ray_stopped(run_ended: threading.Event, wait_s: float = 5.0) -> bool:
@@ -141,7 +188,7 @@ class _PausesOnShutdown:
 
 
 class EndsRunOnceAllPaused(Callback):
-    """Tune callback: after a SIGTERM, end the run as soon as no trial runs any more."""
+    """Tune callback: once a stop was asked, end the run as soon as no trial runs."""
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: Any) -> None:
         if SHUTDOWN.requested and not any(t.status == Trial.RUNNING for t in trials):
@@ -149,7 +196,7 @@ class EndsRunOnceAllPaused(Callback):
 
 
 def pausing(scheduler: TrialScheduler | None) -> TrialScheduler:
-    """`scheduler` (Tune's FIFO when None) that pauses its trials once SIGTERM came."""
+    """`scheduler` (Tune's FIFO when None) that pauses its trials once a stop was asked."""
     scheduler = scheduler or FIFOScheduler()
     base = type(scheduler)
     scheduler.__class__ = type(f"Pausing{base.__name__}", (_PausesOnShutdown, base), {})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import signal
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -71,7 +70,7 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     workload = workload_for(experiment.config)
     _init_ray(experiment, launch, workload)
     console.keep_log()  # Ray is up and the cluster checks passed: the run keeps its logs
-    previous_handler = SHUTDOWN.install()  # after ray.init, which sets Ray's own
+    SHUTDOWN.install()  # after ray.init, which sets Ray's own SIGTERM handler
     trainable = workload.trainable(experiment)
     try:
         if launch.resume:
@@ -88,9 +87,8 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
             )
         return tuner.fit()
     finally:
-        SHUTDOWN.run_ended()
-        stop_live_views()  # a second Ctrl-C ends fit without on_experiment_end
-        signal.signal(signal.SIGTERM, previous_handler)
+        SHUTDOWN.uninstall()
+        stop_live_views()  # a Ctrl-C while Tune stops ends fit without on_experiment_end
 
 
 def _restored(launch: Launch, trainable: Any, space: dict[str, Any]) -> Tuner:
