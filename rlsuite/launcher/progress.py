@@ -147,7 +147,8 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
                 status=_status(result),
                 iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
                 env_steps=finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
-                episode_return_mean=finite(flat.get(metrics.EPISODE_RETURN_MEAN)),
+                # NaN kept (an env's NaN reward): the line says nan, summary.json null
+                episode_return_mean=_float(flat.get(metrics.EPISODE_RETURN_MEAN)),
                 best_episode_return_mean=None
                 if supervised
                 else best_of(history, metrics.EPISODE_RETURN_MEAN),
@@ -194,8 +195,21 @@ def best_of(history: pd.DataFrame | None, metric: str, mode: str = "max") -> flo
 
 
 def write_summary(path: Path, summaries: list[TrialSummary], **extra: Any) -> None:
-    data = {**extra, "trials": [asdict(s) for s in summaries]}
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    """summary.json: NaN and infinities as null (JSON has no such numbers)."""
+    trials = [{k: _json_number(v) for k, v in asdict(s).items()} for s in summaries]
+    path.write_text(json.dumps({**extra, "trials": trials}, indent=2) + "\n")
+
+
+def _json_number(value: Any) -> Any:
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _float(value: Any) -> float | None:
+    """`value` as a float, NaN and infinities too; None when missing or not a number."""
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def error_line(trial: Trial) -> str:
