@@ -281,8 +281,11 @@ def test_unservable_paths_exit_2(
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
-        code = serve_main([str(cartpole), "--port", str(taken.getsockname()[1])])
+        port = taken.getsockname()[1]
+        code = serve_main([str(cartpole), "--port", str(port)])
     assert code == 2 and "cannot listen there" in capsys.readouterr().err
+    # Ray retried an address where nothing listens (that port, closed now) for minutes.
+    assert "nothing answers" in refused(capsys, cartpole, "--address", f"127.0.0.1:{port}")
     code = serve_main([str(cartpole), "--proxy", "haproxy", "--address", "auto"])
     assert code == 2 and "RAY_SERVE_ENABLE_HA_PROXY=1" in capsys.readouterr().err
     # Serve's own override of where HAProxy is, pointing nowhere: refused before Ray starts.

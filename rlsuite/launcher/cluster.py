@@ -75,13 +75,16 @@ def connect(
         )
     except (ConnectionError, RuntimeError) as error:
         reason = str(error).strip().splitlines()[0]
-        hint = ""
-        if os.environ.get("RAY_AUTH_MODE") != "token":
-            # Ray reads RAY_AUTH_MODE when it is imported: it must come from the shell.
-            hint = "; clusters started by `ray start` use token authentication: export RAY_AUTH_MODE=token (the token is read from ~/.ray/auth_token or RAY_AUTH_TOKEN)"
         raise UsageError(
-            f"--address {address}: cannot join the Ray cluster ({reason}){hint}"
+            f"--address {address}: cannot join the Ray cluster ({reason}){_token_hint()}"
         ) from None
+
+
+def _token_hint() -> str:
+    if os.environ.get("RAY_AUTH_MODE") == "token":
+        return "; check that the token is the cluster's (~/.ray/auth_token or RAY_AUTH_TOKEN)"
+    # Ray reads RAY_AUTH_MODE when it is imported: it must come from the shell.
+    return "; clusters started by `ray start` use token authentication: export RAY_AUTH_MODE=token (the token is read from ~/.ray/auth_token or RAY_AUTH_TOKEN)"
 
 
 # How long an address may take to answer: Ray itself retries an unreachable GCS for
@@ -104,6 +107,28 @@ def check_reachable(address: str) -> None:
             f"--address {address}: nothing answers at {host}:{port} ({error.strerror or error}); "
             "start the cluster (`ray start --head`) or pass its head's address"
         ) from None
+    if not address.startswith("ray://"):  # Ray Client's server is not the GCS
+        _check_token(address, f"{host}:{port}")
+
+
+def _check_token(address: str, gcs_address: str) -> None:
+    """The cluster takes this client's token. ray.init retries a refused token for 20 s,
+    printing a warning a second, before it gives up; Ray's GCS client asked once answers
+    in under a second. Private API (ray._raylet), hence any other failure leaves the
+    verdict to ray.init."""
+    try:
+        from ray._raylet import GcsClient  # type: ignore[attr-defined]
+        from ray.exceptions import AuthenticationError
+    except ImportError:
+        return
+    try:
+        GcsClient(address=gcs_address)
+    except AuthenticationError:
+        raise UsageError(
+            f"--address {address}: the cluster refused this client's token{_token_hint()}"
+        ) from None
+    except Exception:
+        return
 
 
 def _host_port(address: str) -> tuple[str, int] | None:

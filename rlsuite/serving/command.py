@@ -21,7 +21,12 @@ from typing import Any
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, restoring
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
-from rlsuite.launcher.cluster import cluster_runtime_env, ensure_auth_token, unshared
+from rlsuite.launcher.cluster import (
+    check_reachable,
+    cluster_runtime_env,
+    ensure_auth_token,
+    unshared,
+)
 from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
 from rlsuite.outputs import check_output_dir
 from rlsuite.serving import haproxy
@@ -53,6 +58,8 @@ def serve(options: ServeOptions) -> None:
         )
     if options.proxy == "haproxy":
         haproxy.check_binary()
+    if options.address:  # before ray.init, which retries an address for minutes
+        check_reachable(options.address)
     target = locate(options.path, options.trial, options.checkpoint)
     logs_dir = options.logs_dir or Path(tempfile.mkdtemp(prefix="rlsuite-serve-"))
     try:
