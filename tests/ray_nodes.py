@@ -101,5 +101,5 @@ def two_node_cluster(
         yield TwoNodes(address, f"http://127.0.0.1:{dashboard}", nodes[1])
     finally:
         for node in reversed(nodes):
-            stop_ray_node(node, grace_s=10)
+            stop_ray_node(node)  # `ray start --block` waits out any grace: see its docstring
         shutil.rmtree(temp_dir, ignore_errors=True)
