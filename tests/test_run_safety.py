@@ -156,6 +156,30 @@ def test_damaged_tune_state_is_named_on_resume(
     assert digest(storage) == before
 
 
+def test_resume_without_the_latest_checkpoint_is_one_line(
+    finished_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trial to continue whose latest checkpoint folder was deleted (to free disk): Tune
+    restores from that one only, and failed the trial after Ray started."""
+    run_dir = finished_run / RUN
+    state_file = max(run_dir.glob("experiment_state-*.json"), key=lambda p: p.stat().st_mtime)
+    state = json.loads(state_file.read_text())
+    trial_state = state["trial_data"][0][0]
+    assert '"status": "TERMINATED"' in trial_state
+    state["trial_data"][0][0] = trial_state.replace('"TERMINATED"', '"PAUSED"')  # paused by Ctrl-C
+    state_file.write_text(json.dumps(state))
+    (trial,) = json.loads((run_dir / "summary.json").read_text())["trials"]
+    latest = run_dir / trial["trial"] / Path(trial["checkpoint"]).name  # in this copy
+    shutil.rmtree(latest)
+    before = digest(finished_run)
+    code = run_main(CARTPOLE, *SAME_RUN, "--resume", storage=finished_run)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert f"latest checkpoint {latest} is gone" in lines[0], lines[0]
+    assert "--overwrite" in lines[0]
+    assert digest(finished_run) == before
+
+
 # --overwrite keeps the old run aside: test_live_terminal.py's run (one run for both, CI time).
 
 

@@ -57,11 +57,39 @@ def check_resumable(experiment_dir: Path, settings: RunSettings | None = None) -
         _check_same_settings(experiment_dir, saved, settings)
     newest = max(states, key=lambda p: p.stat().st_mtime)
     try:
-        json.loads(newest.read_text())
+        state = json.loads(newest.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise UsageError(
             f"--resume: {newest} is damaged ({type(error).__name__}); {fresh}"
         ) from None
+    _check_checkpoints_there(experiment_dir, state)
+
+
+def _check_checkpoints_there(experiment_dir: Path, state: Any) -> None:
+    """Every trial Tune would continue has its latest checkpoint folder: Tune restores a
+    trial from that one only, and a deleted one failed the trial after Ray started. Read
+    with Tune's own Trial (no Ray needed); a state it cannot read is left to Tune."""
+    from ray.tune.experiment.trial import Trial
+
+    try:
+        trials = []
+        for trial_state, run_metadata in state["trial_data"]:
+            trial = Trial.from_json_state(trial_state, stub=True)
+            trial.restore_run_metadata(run_metadata)
+            trials.append(trial)
+    except Exception:  # another Tune version's layout
+        return
+    for trial in trials:
+        if trial.status == Trial.TERMINATED or trial.checkpoint is None:
+            continue
+        saved = Path(trial.checkpoint.path)
+        here = experiment_dir / saved.parent.name / saved.name  # the run may have moved
+        if not here.is_dir() or not any(here.iterdir()):
+            raise UsageError(
+                f"--resume {experiment_dir}: trial {trial.trial_id}'s latest checkpoint "
+                f"{here} is gone, and Tune resumes a trial from its latest one only; put it "
+                f"back, or {FRESH}"
+            )
 
 
 def check_same_config(
