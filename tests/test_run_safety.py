@@ -123,17 +123,41 @@ def test_resume_with_other_run_settings_is_one_line(
 
 
 def test_resume_compares_the_constant_config_values_only(tmp_path: Path) -> None:
-    """Searched and perturbed keys differ from trial to trial, and a function's repr from
-    process to process: neither is a change. A changed constant is, in a nested dict too."""
+    """Searched and perturbed keys differ from trial to trial, a function's repr and a
+    set's order from process to process, an absolute data path with the directory the
+    command ran in: none is a change. A changed constant is, and an added or removed
+    entry of a dict (env_config), NaN equals NaN."""
     trial = tmp_path / "PPO_0"
     trial.mkdir()
-    saved = {"lr": 0.1, "gamma": 0.99, "fn": "<function f at 0x7f01>", "env_config": {"n": 3}}
+    saved = {
+        "lr": 0.1,
+        "gamma": 0.99,
+        "fn": "<function f at 0x7f01>",
+        "train": "{'b', 'a'}",  # Tune's str() of a set
+        "data_path": "/home/a/data/sst2",
+        "clip": float("nan"),
+        "env_config": {"n": 3},
+    }
     (trial / "params.json").write_text(json.dumps(saved))
-    space = {"lr": tune.uniform(0, 1), "gamma": 0.99, "fn": lambda: 0, "env_config": {"n": 3}}
+    space = {
+        "lr": tune.uniform(0, 1),
+        "gamma": 0.99,
+        "fn": lambda: 0,
+        "train": {"a", "b"},
+        "data_path": "/mnt/b/data/sst2",
+        "clip": float("nan"),
+        "env_config": {"n": 3},
+    }
     check_same_config(tmp_path, {**space, "lr": 0.5}, varied=["lr"])
     check_same_config(tmp_path, space, varied=[])  # a search domain is no constant
-    with pytest.raises(UsageError, match=r"env_config/n \(3 there, 4 now\)"):
-        check_same_config(tmp_path, {**space, "env_config": {"n": 4}}, varied=["lr"])
+    for changed, named in (
+        ({"env_config": {"n": 4}}, r"env_config/n \(3 there, 4 now\)"),
+        ({"env_config": {"n": 3, "m": 1}}, r"env_config/m \(absent there, 1 now\)"),
+        ({"env_config": {"m": 1}}, r"env_config/n \(3 there, absent now\)"),
+        ({"data_path": "/mnt/b/data/mnli"}, r"data_path"),
+    ):
+        with pytest.raises(UsageError, match=named):
+            check_same_config(tmp_path, {**space, **changed}, varied=["lr"])
 
 
 @pytest.mark.parametrize("damaged", ["tuner.pkl", "experiment_state"])
@@ -251,26 +275,49 @@ def test_a_stop_checkpoints_and_resume_loses_no_iteration(
     assert _iterations(storage) == list(range(1, 8))
 
 
-def test_ctrl_c_pauses_then_interrupts_then_raises() -> None:
-    """The first Ctrl-C asks the trials to pause (nothing stops yet), the second is Tune's
-    interrupt (SIGUSR1: Tune's handler while fit runs, KeyboardInterrupt before it is in
-    place), a third raises KeyboardInterrupt; the handlers from before come back."""
+def _ctrl_c() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(0.5)  # Python runs the handler between two bytecodes of this thread
+
+
+@pytest.fixture
+def shutdown(monkeypatch: pytest.MonkeyPatch) -> Iterator[Shutdown]:
+    """The suite's signal handling installed in this process, as a run's would be; on exit
+    the handlers and Tune's setting from before are checked to be back."""
+    monkeypatch.setenv("TUNE_DISABLE_SIGINT_HANDLER", "0")  # a user's own setting
     before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGUSR1)}
-    shutdown = Shutdown()
-    shutdown.install()
+    stop = Shutdown()
+    stop.install()
     try:
         assert os.environ["TUNE_DISABLE_SIGINT_HANDLER"] == "1"
-        os.kill(os.getpid(), signal.SIGINT)
-        time.sleep(0.1)  # Python runs the handler between two bytecodes of this thread
-        assert shutdown.requested and not shutdown.terminated
-        for _ in range(2):
-            with pytest.raises(KeyboardInterrupt):
-                os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(1)
+        yield stop
     finally:
-        shutdown.uninstall()
+        stop.uninstall()
     assert {s: signal.getsignal(s) for s in before} == before
-    assert "TUNE_DISABLE_SIGINT_HANDLER" not in os.environ
+    assert os.environ["TUNE_DISABLE_SIGINT_HANDLER"] == "0"
+    assert not stop.requested
+
+
+def test_ctrl_c_pauses_then_interrupts_then_raises(shutdown: Shutdown) -> None:
+    """The first Ctrl-C asks the trials to pause (nothing stops yet), the second is Tune's
+    interrupt (SIGUSR1: Tune's handler while fit runs, KeyboardInterrupt before it is in
+    place), a third raises KeyboardInterrupt."""
+    _ctrl_c()
+    assert shutdown.requested and not shutdown.terminated
+    for _ in range(2):
+        with pytest.raises(KeyboardInterrupt):
+            _ctrl_c()
+
+
+def test_a_ctrl_c_after_every_trial_paused_lets_the_run_end(shutdown: Shutdown) -> None:
+    """Once every trial paused the suite calls Tune's interrupt itself; a second Ctrl-C
+    then (the first line invites one) lets Tune write the trials' state, a third does not."""
+    signal.signal(signal.SIGUSR1, lambda *_: None)  # Tune's handler, as while fit runs
+    _ctrl_c()
+    shutdown.interrupt()  # EndsRunOnceAllPaused: no trial runs any more
+    _ctrl_c()  # no KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        _ctrl_c()
 
 
 def test_sigterm_to_the_whole_process_group_exits_143_with_the_resume_line(

@@ -8,12 +8,14 @@ naming what differs."""
 from __future__ import annotations
 
 import json
+import math
 import pickle
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from ray.tune.utils import flatten_dict
 from ray.tune.utils.util import SafeFallbackEncoder
 
@@ -97,8 +99,9 @@ def check_same_config(
 ) -> None:
     """Each trial's saved config (its params.json) holds the values the command gives now,
     except under the `varied` top-level keys (the search and what PBT perturbs), which
-    differ from trial to trial by design."""
-    now = _comparable(param_space)
+    differ from trial to trial by design. Trials that had not started hold no params.json
+    and are not compared."""
+    now = _written(param_space)
     skipped = tuple(varied)
     for params in sorted(experiment_dir.glob("*/params.json")):
         try:
@@ -106,12 +109,11 @@ def check_same_config(
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue  # a trial that wrote no config: nothing to compare
         differ = [
-            f"{key} ({_shown(there[key])} there, {_shown(value)} now)"
-            for key, value in now.items()
-            if key in there
-            and key.split("/", 1)[0] not in skipped
-            and _stable(there[key])
-            and there[key] != value
+            line
+            for key in _keys_to_compare(there, now)
+            if key.split("/", 1)[0] not in skipped
+            for line in [_difference(key, there, now)]
+            if line
         ]
         if differ:
             more = f" and {len(differ) - SHOWN} more" if len(differ) > SHOWN else ""
@@ -122,23 +124,76 @@ def check_same_config(
             )
 
 
-def _comparable(param_space: Mapping[str, Any]) -> dict[str, Any]:
-    """The space's constant leaves as Tune writes them into params.json (JSON, with its
-    fallback for objects), less what differs between processes (reprs with addresses)."""
-    written = json.loads(json.dumps(dict(param_space), cls=SafeFallbackEncoder))
-    return {key: value for key, value in flatten_dict(written).items() if _stable(value)}
+_UNSTABLE = "\x00 not compared"
+
+
+class _Constants(SafeFallbackEncoder):
+    """Tune's encoder for params.json, except that what it writes as `str(object)` is
+    marked and left out: a set's items come in hash order, and a function's or an
+    object's repr can read differently in every process."""
+
+    def default(self, value: Any) -> Any:
+        if isinstance(value, type):
+            return str(value)  # a class reads the same in every process
+        if isinstance(value, np.ndarray | np.generic):
+            return super().default(value)
+        return _UNSTABLE
+
+
+def _written(param_space: Mapping[str, Any]) -> dict[str, Any]:
+    """The space's leaves as Tune writes them into params.json, unstable ones marked."""
+    return dict(flatten_dict(json.loads(json.dumps(dict(param_space), cls=_Constants))))
+
+
+def _keys_to_compare(there: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """Keys in both, and keys added or removed inside a dict both have (an `env_config`
+    entry): RLlib's own keys are the same on both sides."""
+    parents = _parents(there) & _parents(now)
+    return [
+        *(key for key in now if key in there or key.rpartition("/")[0] in parents - {""}),
+        *(key for key in there if key not in now and key.rpartition("/")[0] in parents - {""}),
+    ]
+
+
+def _parents(flat: dict[str, Any]) -> set[str]:
+    """The non-empty dicts a flattened config holds (flattening drops empty ones)."""
+    return {key.rpartition("/")[0] for key in flat}
+
+
+def _difference(key: str, there: dict[str, Any], now: dict[str, Any]) -> str | None:
+    was, value = there.get(key, _ABSENT), now.get(key, _ABSENT)
+    if not (_stable(was) and _stable(value)) or _same(was, value):
+        return None
+    return f"{key} ({_shown(was)} there, {_shown(value)} now)"
+
+
+_ABSENT = "\x00 absent"
+
+
+def _same(was: Any, value: Any) -> bool:
+    if isinstance(was, float) and isinstance(value, float):
+        return was == value or (math.isnan(was) and math.isnan(value))
+    if isinstance(was, str) and isinstance(value, str) and was[:1] == value[:1] == "/":
+        # Absolute paths made from a relative one where the command ran (a supervised
+        # data_path): resumed from another directory, the same data reads another path.
+        return Path(was).name == Path(value).name
+    return bool(was == value)
 
 
 def _stable(value: Any) -> bool:
-    """JSON constants that read the same in every process (not a repr with an address)."""
+    """JSON constants that read the same in every process."""
+    if value is _ABSENT:
+        return True
     if isinstance(value, list):
         return all(_stable(item) for item in value)
     if isinstance(value, str):
-        return " at 0x" not in value
+        return value != _UNSTABLE and " at 0x" not in value
     return value is None or isinstance(value, bool | int | float)
 
 
 def _shown(value: Any) -> str:
+    if value is _ABSENT:
+        return "absent"
     text = f"{value:g}" if isinstance(value, float) else json.dumps(value)
     return text if len(text) <= 60 else f"{text[:57]}..."
 

@@ -49,35 +49,52 @@ class Shutdown:
         self.terminated = False
         """By SIGTERM (exit 143), not Ctrl-C (exit 130)."""
         self._interrupted = False
+        self._stop_now = False
+        """The user's Ctrl-C asked to stop at once: the next one cuts Tune's stop short."""
         self._timer: threading.Timer | None = None
         self._run_ended = threading.Event()
+        self._lock = threading.RLock()  # a signal handler may run inside uninstall
         self._previous: dict[int, Any] = {}
+        self._previous_env: str | None = None
         self.resume_hint = "rlsuite.launch(..., resume=True)"
         """How to continue the run, for the line printed where it cannot end as usual."""
 
     def install(self) -> None:
-        """Handle SIGTERM and Ctrl-C from now on, until `uninstall` (main thread only)."""
-        self.requested = self.terminated = self._interrupted = False
+        """Handle SIGTERM and Ctrl-C from now on, until `uninstall`. Only from the main
+        thread, where Python runs signal handlers (Tune leaves signals alone elsewhere
+        too). Through Ray Client Tune's loop runs on the cluster, where this process can
+        ask for neither a pause nor Tune's interrupt: Ctrl-C stays Tune's there."""
+        self.requested = self.terminated = self._interrupted = self._stop_now = False
         self._run_ended.clear()
-        os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"  # read when fit() starts
-        handlers = {
-            signal.SIGTERM: self._on_sigterm,
-            signal.SIGINT: self._on_sigint,
+        if threading.current_thread() is not threading.main_thread():
+            return
+        handlers: dict[int, Any] = {signal.SIGTERM: self._on_sigterm}
+        if not _through_ray_client():
+            handlers[signal.SIGINT] = self._on_sigint
             # Tune's interrupt until fit() installs it: an interrupt before then ends the
             # run before its trials start.
-            signal.SIGUSR1: signal.default_int_handler,
-        }
+            handlers[signal.SIGUSR1] = signal.default_int_handler
         self._previous = {signum: signal.signal(signum, h) for signum, h in handlers.items()}
+        if signal.SIGINT in handlers:
+            self._previous_env = os.environ.get(_TUNE_SIGINT)
+            os.environ[_TUNE_SIGINT] = "1"  # read when fit() starts
 
     def uninstall(self) -> None:
-        """The handlers from before `install` again; the run is over."""
-        self._run_ended.set()
-        if self._timer is not None:
-            self._timer.cancel()
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)
-        self._previous = {}
-        os.environ.pop("TUNE_DISABLE_SIGINT_HANDLER", None)
+        """The handlers from before `install` again; the run is over (`terminated` stays
+        for the caller to read)."""
+        with self._lock:
+            self._run_ended.set()
+            if self._timer is not None:
+                self._timer.cancel()
+            if signal.SIGINT in self._previous:
+                if self._previous_env is None:
+                    os.environ.pop(_TUNE_SIGINT, None)
+                else:
+                    os.environ[_TUNE_SIGINT] = self._previous_env
+            for signum, handler in self._previous.items():
+                signal.signal(signum, handler)
+            self._previous = {}
+            self.requested = self._interrupted = self._stop_now = False
 
     def run_ended(self) -> None:
         """Tune's run is over: Ray's processes may end now (its shutdown), which is no sign
@@ -85,18 +102,20 @@ class Shutdown:
         self._run_ended.set()
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
-        if self._interrupted:  # Tune is stopping the trials already: stop now
+        if self._stop_now:  # asked to stop at once already: cut Tune's stop short
             raise KeyboardInterrupt
-        if self.requested:  # the second: Tune stops the trials without a new checkpoint
-            self.interrupt()
+        if not self.requested:
+            self._request()
+            _announce(
+                f"Ctrl-C: each trial stops at its next result with a checkpoint (within "
+                f"{GRACE_S:.0f} s); Ctrl-C again to stop now, from their last checkpoints"
+            )
             return
-        self._request()
-        from rlsuite.launcher.live import announce
-
-        announce(
-            f"Ctrl-C: each trial stops at its next result with a checkpoint (within "
-            f"{GRACE_S:.0f} s); Ctrl-C again to stop now, from their last checkpoints"
-        )
+        self._stop_now = True
+        if self._interrupted:  # every trial paused already: Tune is writing their state
+            _announce("the trials are paused at their checkpoints and the run is ending")
+            return
+        self.interrupt()
 
     def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
         if self.terminated:  # the second one: stop now, as the sender asked twice
@@ -136,12 +155,35 @@ class Shutdown:
         os._exit(EXIT_TERMINATED)  # nothing left to end cleanly: Ray's processes are gone
 
     def interrupt(self) -> None:
-        """Tune's interrupt: it stops its trials and writes its state."""
-        if not self._interrupted:
+        """Tune's interrupt: it stops its trials and writes its state. Not once the run
+        ended: SIGUSR1 would kill the process with the handlers from before restored."""
+        with self._lock:
+            if self._interrupted or self._run_ended.is_set():
+                return
             self._interrupted = True
             if self._timer is not None:
                 self._timer.cancel()
             os.kill(os.getpid(), signal.SIGUSR1)
+
+
+_TUNE_SIGINT = "TUNE_DISABLE_SIGINT_HANDLER"
+
+
+def _through_ray_client() -> bool:
+    try:
+        from ray.util.client import ray as client
+
+        return bool(client.is_connected())
+    except Exception:  # no Ray Client in this Ray: not through it
+        return False
+
+
+def _announce(line: str) -> None:
+    """Print from a thread of its own, not the signal handler: the live view takes locks
+    that the interrupted main thread may hold."""
+    from rlsuite.launcher.live import announce
+
+    threading.Thread(target=announce, args=(line,), daemon=True).start()
 
 
 def _own_ray_stopped(run_ended: threading.Event, wait_s: float = 5.0) -> bool:
