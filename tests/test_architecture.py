@@ -18,6 +18,7 @@ GROUND = (
     "metrics",
     "errors",
     "results",
+    "tracebacks",
     "flags",
     "options",
     "pbt",
