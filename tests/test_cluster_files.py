@@ -17,6 +17,9 @@ def test_ray_up_file_starts_every_node_with_token_auth() -> None:
     assert "--dashboard-host=127.0.0.1" in " ".join(spec["head_start_ray_commands"])
     assert {"head", "cpu_rollout", "gpu_learner"} <= set(spec["available_node_types"])
     assert any("auth_token" in target for target in spec["file_mounts"])
+    # Results on a file system every node mounts (EFS), seen inside each node's container.
+    assert any("mount -t nfs4" in c for c in spec["initialization_commands"])
+    assert "-v /mnt/results:/mnt/results" in spec["docker"]["run_options"]
 
 
 def test_kuberay_files_use_token_auth_and_a_private_head() -> None:
@@ -27,4 +30,11 @@ def test_kuberay_files_use_token_auth_and_a_private_head() -> None:
         assert spec["rayVersion"].startswith("2.60")
         assert spec["headGroupSpec"]["serviceType"] == "ClusterIP"
     assert "rlsuite.run experiments/pbt_ppo_atari.py" in job["entrypoint"]
-    assert "--storage-path s3://" in job["entrypoint"]
+    assert "--storage-path /mnt/results/" in job["entrypoint"]  # where every pod mounts:
+    for group in (
+        job["rayClusterSpec"]["headGroupSpec"],
+        *job["rayClusterSpec"]["workerGroupSpecs"],
+    ):
+        pod = group["template"]["spec"]
+        assert pod["volumes"][0]["persistentVolumeClaim"]["claimName"] == "rlsuite-results"
+        assert pod["containers"][0]["volumeMounts"][0]["mountPath"] == "/mnt/results"

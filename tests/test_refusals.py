@@ -119,6 +119,15 @@ def test_unreachable_address_fails_in_seconds(
     assert_rejected(capsys, code, storage, f"127.0.0.1:{port}", "nothing answers")
 
 
+def test_object_store_storage_path_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It became a local folder named `s3:` under the working directory."""
+    monkeypatch.chdir(tmp_path)
+    code = run_main(CARTPOLE, "--smoke", storage=Path("s3://bucket/rlsuite"))
+    assert_rejected(capsys, code, tmp_path / "s3:", "object-store URIs are not supported")
+
+
 def test_address_without_a_port(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     storage = tmp_path / "results"
     code = run_main(CARTPOLE, "--address", "localhost", storage=storage)

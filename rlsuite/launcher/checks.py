@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -95,10 +96,20 @@ def check_seeds(seed: int | None, seeds: int | None) -> None:
         raise UsageError(f"{flags}: seeds go up to {MAX_SEED:,}; choose a smaller --seed")
 
 
+def check_storage_is_a_path(storage_path: str) -> None:
+    """A file system path: the suite writes the run's lock, logs and summary with file
+    operations, so an object-store URI (`s3://`) would have become a local folder named
+    `s3:` under the working directory, out of the other nodes' reach."""
+    if re.match(r"[A-Za-z][\w+.-]+:/", storage_path):  # s3://, or s3:/ as a Path prints it
+        raise UsageError(
+            f"--storage-path {storage_path}: object-store URIs are not supported yet; give a "
+            "directory every node mounts at the same path (NFS, EFS, Lustre, a Filestore "
+            "or other ReadWriteMany volume), or a local one on a single machine"
+        )
+
+
 def check_storage(path: Path) -> None:
     """`path` must be a writable directory or creatable inside one (nothing is created here)."""
-    if str(path).startswith(("s3://", "gs://")):
-        return
     outputs.check_output_dir(path, "--storage-path")
 
 

@@ -22,7 +22,6 @@ from rlsuite.errors import UsageError
 SHARED_FILESYSTEMS = frozenset(
     {"nfs", "nfs4", "cifs", "smb3", "lustre", "gpfs", "ceph", "glusterfs", "beegfs", "9p"}
 )
-REMOTE_STORAGE_PREFIXES = ("s3://", "gs://", "gcs://", "abfs://", "az://", "hdfs://")
 
 
 def cluster_runtime_env(env_vars: dict[str, str], setup_hook: str | None = None) -> dict[str, Any]:
@@ -166,15 +165,13 @@ def check_shared_storage(storage_path: str) -> None:
     problem = unshared(storage_path)
     if problem:
         raise UsageError(
-            f"--storage-path {storage_path} {problem}; use s3://bucket/path or a shared file system (NFS)"
+            f"--storage-path {storage_path} {problem}; use a file system every node mounts at the same path (NFS, EFS, Lustre)"
         )
 
 
 def unshared(path: str) -> str | None:
     """Why the connected cluster's other hosts cannot reach `path`, or None where they can
-    (a remote URI, a shared file system, or a cluster on one host)."""
-    if path.startswith(REMOTE_STORAGE_PREFIXES):
-        return None
+    (a shared file system, or a cluster on one host)."""
     hosts = {node["NodeManagerAddress"] for node in ray.nodes() if node["Alive"]}
     if len(hosts) <= 1:
         return None  # one host: its local disk is shared by all its nodes

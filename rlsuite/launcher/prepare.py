@@ -58,6 +58,7 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
     if options.smoke:
         experiment = smoke(experiment)
     experiment = apply_flags(experiment, options)
+    checks.check_storage_is_a_path(str(options.storage_path))
     launch = Launch(
         name=options.name or name,
         storage_path=Path(options.storage_path).expanduser().absolute(),
