@@ -15,8 +15,9 @@ here: it needs 8 GPUs and ImageNet (docs/benchmarks.md).
 
 The 64-GPU set-up of Goyal et al. is one line on a Ray cluster with 64 GPUs:
   python -m rlsuite.run experiments/resnet50_imagenet.py --address auto \
-      --storage-path s3://BUCKET/rlsuite --set num_workers=64 --set batch_size=8192 --set lr=3.2
-(`--set num_workers=64` alone keeps the global batch of 1024: 16 images per GPU.)
+      --storage-path /mnt/results/rlsuite --set num_workers=64 --set batch_size=8192 --set lr=3.2
+(`--set num_workers=64` alone keeps the global batch of 1024: 16 images per GPU;
+/mnt/results: a file system every node mounts, docs/clusters.md.)
 """
 
 from rlsuite import Experiment, metrics

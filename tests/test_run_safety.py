@@ -27,6 +27,7 @@ from ray import tune
 
 import rlsuite.run
 from rlsuite.errors import UsageError
+from rlsuite.launcher import shutdown as shutdown_module
 from rlsuite.launcher.resume_checks import check_same_config
 from rlsuite.launcher.run_dirs import LOCK_FILE
 from rlsuite.launcher.shutdown import Shutdown
@@ -318,6 +319,27 @@ def test_a_ctrl_c_after_every_trial_paused_lets_the_run_end(shutdown: Shutdown) 
     _ctrl_c()  # no KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
         _ctrl_c()
+
+
+def test_through_ray_client_tunes_interrupt_is_a_keyboard_interrupt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through Ray Client Tune's loop runs on the cluster and installs no SIGUSR1 handler
+    here: the end of SIGTERM's grace is a KeyboardInterrupt, not SIGUSR1's default (death)."""
+    monkeypatch.setattr(shutdown_module, "_through_ray_client", lambda: True)
+    before = signal.getsignal(signal.SIGINT)
+    stop = Shutdown()
+    stop.install()
+    try:
+        assert signal.getsignal(signal.SIGINT) is before  # Ctrl-C stays Tune's there
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.5)
+        assert stop.requested and stop.terminated
+        with pytest.raises(KeyboardInterrupt):
+            stop.interrupt()
+            time.sleep(1)
+    finally:
+        stop.uninstall()
 
 
 def test_sigterm_to_the_whole_process_group_exits_143_with_the_resume_line(

@@ -94,32 +94,41 @@ CONNECT_TIMEOUT_S = 5.0
 def check_reachable(address: str) -> None:
     """Something listens at the cluster's address (host:port, ray://host:port, or `auto`'s
     address file); UsageError in seconds otherwise."""
-    host_port = _host_port(address)
-    if host_port is None:
+    resolved = _resolved(address)
+    if resolved is None:
         return  # `auto` with no cluster on this machine: ray.init says so at once
-    host, port = host_port
-    try:
-        with socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S):
+    host, port = _host_port(address, resolved)
+    try:  # an IPv6 host comes in brackets, as Ray writes it
+        with socket.create_connection((host.strip("[]"), port), timeout=CONNECT_TIMEOUT_S):
             pass
     except OSError as error:
         raise UsageError(
             f"--address {address}: nothing answers at {host}:{port} ({error.strerror or error}); "
             "start the cluster (`ray start --head`) or pass its head's address"
         ) from None
-    if not address.startswith("ray://"):  # Ray Client's server is not the GCS
+    if not resolved.startswith("ray://"):  # Ray Client's server is not the GCS
         _check_token(address, f"{host}:{port}")
 
 
 def _check_token(address: str, gcs_address: str) -> None:
     """The cluster takes this client's token. ray.init retries a refused token for 20 s,
     printing a warning a second, before it gives up; Ray's GCS client asked once answers
-    in under a second. Private API (ray._raylet), hence any other failure leaves the
-    verdict to ray.init."""
+    in under a second. Only where a gRPC server answers within seconds (Ray's GCS client
+    waits 30 s on a port that speaks something else). Private API (ray._raylet), hence any
+    other failure leaves the verdict to ray.init."""
     try:
+        import grpc
         from ray._raylet import GcsClient  # type: ignore[attr-defined]
         from ray.exceptions import AuthenticationError
     except ImportError:
         return
+    channel = grpc.insecure_channel(gcs_address)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=CONNECT_TIMEOUT_S)
+    except grpc.FutureTimeoutError:
+        return
+    finally:
+        channel.close()
     try:
         GcsClient(address=gcs_address)
     except AuthenticationError:
@@ -130,16 +139,21 @@ def _check_token(address: str, gcs_address: str) -> None:
         return
 
 
-def _host_port(address: str) -> tuple[str, int] | None:
-    if address == "auto":
-        # Ray's own resolution of "auto" (its address file); private, hence guarded.
-        try:
-            from ray._private.services import canonicalize_bootstrap_address
+def _resolved(address: str) -> str | None:
+    """The address ray.init will join: `auto` resolved as Ray does (RAY_ADDRESS, which may
+    be a ray:// one, or the address file of the last `ray start`), None without one."""
+    if address != "auto":
+        return address
+    try:  # private, hence guarded
+        from ray._private.services import canonicalize_bootstrap_address
 
-            address = canonicalize_bootstrap_address("auto") or ""
-        except Exception:
-            return None
-    host, _, port = address.removeprefix("ray://").rpartition(":")
+        return canonicalize_bootstrap_address("auto") or None
+    except Exception:
+        return None
+
+
+def _host_port(address: str, resolved: str) -> tuple[str, int]:
+    host, _, port = resolved.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         raise UsageError(f"--address {address}: expected HOST:PORT, ray://HOST:PORT or auto")
     return host, int(port)

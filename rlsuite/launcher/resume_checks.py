@@ -57,7 +57,7 @@ def check_resumable(experiment_dir: Path, settings: RunSettings | None = None) -
         ) from None
     if settings is not None:
         _check_same_settings(experiment_dir, saved, settings)
-    newest = max(states, key=lambda p: p.stat().st_mtime)
+    newest = max(states, key=lambda p: p.name)  # Tune's pick: the latest timestamp in the name
     try:
         state = json.loads(newest.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:

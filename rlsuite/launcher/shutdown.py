@@ -21,6 +21,7 @@ the `--resume` line: the trials resume from their last checkpoints.
 
 from __future__ import annotations
 
+import _thread
 import os
 import signal
 import threading
@@ -163,6 +164,11 @@ class Shutdown:
             self._interrupted = True
             if self._timer is not None:
                 self._timer.cancel()
+            if signal.getsignal(signal.SIGUSR1) in (signal.SIG_DFL, signal.SIG_IGN, None):
+                # Tune's loop runs elsewhere (Ray Client): KeyboardInterrupt in the main
+                # thread, as Ctrl-C gives there, rather than SIGUSR1's default (death).
+                _thread.interrupt_main()
+                return
             os.kill(os.getpid(), signal.SIGUSR1)
 
 

@@ -27,7 +27,14 @@ from rlsuite.launcher.cluster import (
     ensure_auth_token,
     unshared,
 )
-from rlsuite.launcher.console import DRIVER_LOG, RAY_LOGS, copy_ray_logs, ray_output_to, terminal
+from rlsuite.launcher.console import (
+    DRIVER_LOG,
+    RAY_LOGS,
+    copy_ray_logs,
+    held_output,
+    ray_output_to,
+    terminal,
+)
 from rlsuite.outputs import check_output_dir
 from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
@@ -59,7 +66,8 @@ def serve(options: ServeOptions) -> None:
     if options.proxy == "haproxy":
         haproxy.check_binary()
     if options.address:  # before ray.init, which retries an address for minutes
-        check_reachable(options.address)
+        with held_output():  # Ray's C++ warnings from the token probe
+            check_reachable(options.address)
     target = locate(options.path, options.trial, options.checkpoint)
     logs_dir = options.logs_dir or Path(tempfile.mkdtemp(prefix="rlsuite-serve-"))
     try:
