@@ -7,9 +7,9 @@ resume went back to the last periodic checkpoint and repeated the iterations sin
 the first SIGTERM or Ctrl-C asks every trial to pause at its next result (Tune checkpoints
 a trial it pauses, and resumes a paused trial from that checkpoint), starts no new trial,
 and ends the run as Tune's own interrupt does once nothing runs, or after `GRACE_S`
-whatever is left. A second one stops at once (Tune's interrupt, from the last
-checkpoints; a second SIGTERM kills the process), and a Ctrl-C while Tune stops raises
-KeyboardInterrupt. Tune's SIGINT handler is off for this (`TUNE_DISABLE_SIGINT_HANDLER`);
+whatever is left. A second Ctrl-C stops at once (Tune's interrupt, from the last
+checkpoints; once every trial paused, it lets Tune write their state), a further one
+raises KeyboardInterrupt; a second SIGTERM kills the process. Tune's SIGINT handler is off for this (`TUNE_DISABLE_SIGINT_HANDLER`);
 its interrupt is reached through SIGUSR1, which Tune always handles.
 
 A SIGTERM sent to the whole process group (`timeout`, `kill -- -PGID`, a batch
