@@ -137,7 +137,7 @@ def test_resume_compares_the_constant_config_values_only(tmp_path: Path) -> None
         "train": "{'b', 'a'}",  # Tune's str() of a set
         "data_path": "/home/a/data/sst2",
         "clip": float("nan"),
-        "env_config": {"n": 3},
+        "env_config": {"n": 3, "k": 0},
     }
     (trial / "params.json").write_text(json.dumps(saved))
     space = {
@@ -147,14 +147,16 @@ def test_resume_compares_the_constant_config_values_only(tmp_path: Path) -> None
         "train": {"a", "b"},
         "data_path": "/mnt/b/data/sst2",
         "clip": float("nan"),
-        "env_config": {"n": 3},
+        "env_config": {"n": 3, "k": 0},
     }
     check_same_config(tmp_path, {**space, "lr": 0.5}, varied=["lr"])
     check_same_config(tmp_path, space, varied=[])  # a search domain is no constant
+    grid = {"env_config": {"n": tune.grid_search([3, 4]), "k": 0}}  # Tune wrote the value it drew
+    check_same_config(tmp_path, {**space, **grid}, varied=["lr"])
     for changed, named in (
-        ({"env_config": {"n": 4}}, r"env_config/n \(3 there, 4 now\)"),
-        ({"env_config": {"n": 3, "m": 1}}, r"env_config/m \(absent there, 1 now\)"),
-        ({"env_config": {"m": 1}}, r"env_config/n \(3 there, absent now\)"),
+        ({"env_config": {"n": 4, "k": 0}}, r"env_config/n \(3 there, 4 now\)"),
+        ({"env_config": {"n": 3, "k": 0, "m": 1}}, r"env_config/m \(absent there, 1 now\)"),
+        ({"env_config": {"k": 0}}, r"env_config/n \(3 there, absent now\)"),
         ({"data_path": "/mnt/b/data/mnli"}, r"data_path"),
     ):
         with pytest.raises(UsageError, match=named):

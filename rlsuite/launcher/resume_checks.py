@@ -149,10 +149,21 @@ def _keys_to_compare(there: dict[str, Any], now: dict[str, Any]) -> list[str]:
     """Keys in both, and keys added or removed inside a dict both have (an `env_config`
     entry): RLlib's own keys are the same on both sides."""
     parents = _parents(there) & _parents(now)
+    # A value that became a dict (a `grid_search` written inside env_config) is no removal.
+    now_dicts = {prefix for key in now for prefix in _prefixes(key)}
     return [
         *(key for key in now if key in there or key.rpartition("/")[0] in parents - {""}),
-        *(key for key in there if key not in now and key.rpartition("/")[0] in parents - {""}),
+        *(
+            key
+            for key in there
+            if key not in now and key.rpartition("/")[0] in parents - {""} and key not in now_dicts
+        ),
     ]
+
+
+def _prefixes(key: str) -> list[str]:
+    parts = key.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def _parents(flat: dict[str, Any]) -> set[str]:
