@@ -3,11 +3,15 @@ one line on stderr, exit 2, nothing written."""
 
 from __future__ import annotations
 
+import http.server
 import socket
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
+from rlsuite.launcher.cluster import CONNECT_TIMEOUT_S, check_reachable
 from tests.helpers import ROOT, assert_rejected, run_main, write
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
@@ -126,6 +130,21 @@ def test_object_store_storage_path_is_refused(
     monkeypatch.chdir(tmp_path)
     code = run_main(CARTPOLE, "--smoke", storage=Path("s3://bucket/rlsuite"))
     assert_rejected(capsys, code, tmp_path / "s3:", "object-store URIs are not supported")
+
+
+def test_address_where_something_else_listens_is_left_to_ray_in_seconds() -> None:
+    """A port that answers but speaks no gRPC (here HTTP): the token probe gives up after
+    CONNECT_TIMEOUT_S rather than the 40 s Ray's GCS client waited, printing nothing, and
+    leaves the verdict to ray.init."""
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        started = time.monotonic()
+        check_reachable(f"127.0.0.1:{server.server_address[1]}")
+        assert time.monotonic() - started < CONNECT_TIMEOUT_S + 10
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def test_address_without_a_port(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
