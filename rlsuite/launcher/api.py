@@ -12,11 +12,13 @@ For notebooks and scripts: the same checks as the command line, raising
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import ray
 from ray.tune import ResultGrid
 
 from rlsuite.errors import UsageError
@@ -83,6 +85,7 @@ def run_prepared(prepared: Prepared, on_start: Callable[[], object] = lambda: No
     """Run a prepared experiment and write its `summary.json`; `on_start()` once its
     results folder is claimed, before Ray starts."""
     experiment, launch_, threshold = prepared
+    starts_ray = not ray.is_initialized()
     with run_dirs.claimed(launch_.experiment_dir, launch_.overwrite):
         on_start()
         if launch_.verbose:
@@ -102,6 +105,11 @@ def run_prepared(prepared: Prepared, on_start: Callable[[], object] = lambda: No
             mode=experiment.mode,
             experiment_file=str(launch_.experiment_file) if launch_.experiment_file else None,
         )
+        if starts_ray and threading.current_thread() is not threading.main_thread():
+            # Ray 2.60 started from another thread left its GCS client spinning for 60 s at
+            # the process's exit ("Failed to connect to GCS"), with plain Tune too: the Ray
+            # this run started ends with it. (From the main thread it stays up, as before.)
+            ray.shutdown()
     passed, line = (None, None) if threshold is None else _as_test(results, *threshold)
     return RunResult(
         results=results,
