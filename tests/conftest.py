@@ -22,6 +22,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,7 +30,15 @@ from pathlib import Path
 import pytest
 
 from rlsuite.supervised.text_data import synthetic_text
-from tests.helpers import ROOT, RayCluster, SupervisedSweep, printed_file, ray_head, run_cli
+from tests.helpers import (
+    CARTPOLE_RUN,
+    ROOT,
+    RayCluster,
+    SupervisedSweep,
+    printed_file,
+    ray_head,
+    run_cli,
+)
 from tests.supervised_data import write_cifar, write_sst2
 
 DURATIONS = ROOT / "tests" / "durations.json"
@@ -131,7 +140,16 @@ SST2 = ROOT / "experiments" / "bert_sst2.py"
 def cartpole_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One smoke PPO CartPole run (seed 0, 50-step episodes, two checkpoints) for the
     whole session. Tests only read it; a test that changes files works on a copy."""
-    return _shared_run(tmp_path_factory, CARTPOLE, "cartpole", "--seed", "0")
+    return _shared_run(tmp_path_factory, CARTPOLE, CARTPOLE_RUN, "--seed", "0")
+
+
+@pytest.fixture
+def finished_run(cartpole_run: Path, tmp_path: Path) -> Path:
+    """A results folder holding a copy of `cartpole_run` (CARTPOLE_RUN_FLAGS), for tests
+    that change what they get."""
+    storage = tmp_path / "finished"
+    shutil.copytree(cartpole_run, storage / CARTPOLE_RUN)
+    return storage
 
 
 @pytest.fixture(scope="session")

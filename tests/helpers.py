@@ -41,6 +41,9 @@ TENSORBOARD_PREFIX = "ray/tune/"  # Tune's TensorBoard logger puts results under
 RAY = str(Path(sys.executable).with_name("ray"))
 # `ray start` clusters use token authentication (Ray 2.60); the token is in ~/.ray/auth_token.
 TOKEN_ENV = {**os.environ, "RAY_AUTH_MODE": "token"}
+CARTPOLE_RUN = "cartpole"
+"""conftest's `cartpole_run`: its results folder's name, and the flags it was made with."""
+CARTPOLE_RUN_FLAGS = ("--smoke", "--name", CARTPOLE_RUN, "--seed", "0")
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """Tune writes the experiment state after every trial checkpoint, not after every event
 (rlsuite.launcher.experiment_state); the end-to-end guarantee, a SIGKILLed driver resuming
-within one checkpoint interval: tests/test_run_safety.py (slow) and tests/test_search.py."""
+within one checkpoint interval: tests/test_stop_signals.py (slow) and tests/test_search.py."""
 
 from __future__ import annotations
 

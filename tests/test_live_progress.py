@@ -8,7 +8,6 @@ session provides) point into tmp_path, and results shaped as RLlib reports them.
 from __future__ import annotations
 
 import io
-import json
 import pickle
 import re
 import signal
@@ -27,7 +26,7 @@ from rich.console import Console
 from rlsuite import metrics
 from rlsuite.launcher.live import LiveProgress, progress_callback, stop_live_views
 from rlsuite.launcher.live_board import Board
-from rlsuite.launcher.progress import ProgressPrinter, TrialSummary, write_summary
+from rlsuite.launcher.progress import ProgressPrinter
 
 STOP = {metrics.TRAINING_ITERATION: 4.0}
 RETURN = metrics.EPISODE_RETURN_MEAN
@@ -294,23 +293,3 @@ def test_the_view_pickles_with_the_run_and_gives_sigterm_back(tmp_path: Path) ->
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     finally:
         signal.signal(signal.SIGTERM, before)
-
-
-def test_a_nan_return_reads_nan_in_the_summary_line_and_null_in_its_file(tmp_path: Path) -> None:
-    summary = TrialSummary(
-        trial="PPO_0",
-        status="OK",
-        iterations=3,
-        env_steps=384.0,
-        episode_return_mean=float("nan"),
-        best_episode_return_mean=12.0,
-        wall_time_s=1.0,
-        checkpoint=None,
-        error=None,
-    )
-    assert "return nan (best 12.0)" in summary.line()
-    write_summary(tmp_path / "summary.json", [summary])
-    text = (tmp_path / "summary.json").read_text()
-    assert "NaN" not in text  # not JSON: other readers would fail on it
-    trial = json.loads(text)["trials"][0]
-    assert trial["episode_return_mean"] is None and trial["best_episode_return_mean"] == 12.0

@@ -30,7 +30,7 @@ FLAGS = (
 
 
 # slow (CI time): CI stops an RL run with Ctrl-C and with SIGTERM and resumes it in
-# test_run_safety.py (the same pause-checkpoint-resume path).
+# test_stop_signals.py (the same pause-checkpoint-resume path).
 @pytest.mark.slow
 def test_interrupted_run_resumes_counters(storage: Path) -> None:
     trial_glob = "ppo_cartpole/PPO_*"

@@ -112,7 +112,7 @@ def test_interrupted_imagefolder_run_resumes_the_epoch_counter(
     tmp_path: Path, storage: Path, ray_cluster: RayCluster
 ) -> None:
     """An ImageFolder of PNGs read through Ray Data; Ctrl-C on the run, which joined a
-    cluster (test_run_safety.py stops runs that started their own Ray), then `--resume`
+    cluster (test_stop_signals.py stops runs that started their own Ray), then `--resume`
     on the same cluster. One run for both: each is a Train run of about a minute here."""
     root = write_imagefolder(
         tmp_path / "images", CLASSES, per_class=TRAIN_PER_CLASS, val_per_class=VAL_PER_CLASS

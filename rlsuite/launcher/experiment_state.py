@@ -2,7 +2,7 @@
 trial checkpoint, and otherwise on Tune's own adaptive period.
 
 The state must name each trial's latest checkpoint as soon as it exists, so that a driver
-killed by SIGKILL resumes within one checkpoint interval (tests/test_run_safety.py). Tune
+killed by SIGKILL resumes within one checkpoint interval (tests/test_stop_signals.py). Tune
 writes it on a period (TUNE_GLOBAL_CHECKPOINT_S, "auto": 10 s or more, at most 5% of the
 time) and after every `num_to_keep` checkpoints of a trial. The suite used to set the period
 to 0, a write after every event: each write re-copies the driver's whole staging directory,

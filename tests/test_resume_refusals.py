@@ -1,0 +1,153 @@
+"""`--resume` refused in one line, before Ray, where Tune would drop or fail what was asked:
+another stop, checkpoint cadence, restarts or config than the run's (an edited experiment
+file, another --set), damaged Tune state, a lost latest checkpoint, other trial-shaping
+flags. Each on a copy of conftest's smoke CartPole run (`finished_run`)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from ray import tune
+
+from rlsuite.errors import UsageError
+from rlsuite.launcher.resume_checks import check_same_config
+from rlsuite.launcher.run_dirs import LOCK_FILE
+from tests.helpers import CARTPOLE_RUN as RUN
+from tests.helpers import CARTPOLE_RUN_FLAGS as SAME_RUN
+from tests.helpers import ROOT, digest, run_cli, run_main
+
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
+
+
+OTHER_SETTINGS = "the run was started with another "
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (
+            ("--stop", "training_iteration=5"),
+            f"{OTHER_SETTINGS}stop (training_iteration=2 there, training_iteration=5 now)",
+        ),
+        (("--checkpoint-every", "3"), f"{OTHER_SETTINGS}checkpoints (--checkpoint-every"),
+        (("--max-failures", "2"), f"{OTHER_SETTINGS}--max-failures (0 there, 2 now)"),
+        (("--set", "training.gamma=0.5"), "the experiment now sets gamma (0.99 there, 0.5 now)"),
+    ],
+    ids=["stop", "checkpoint-every", "max-failures", "config"],
+)
+def test_resume_with_other_run_settings_is_one_line(
+    finished_run: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], named: str
+) -> None:
+    """Tune restores a run with its own stop, checkpoints and restarts (Tuner.restore takes
+    no RunConfig) and each trial with the config it started with: another one given with
+    --resume (a flag, a --set, an edited experiment file) would be dropped without a word."""
+    before = digest(finished_run)
+    code = run_main(CARTPOLE, *SAME_RUN, *flags, "--resume", storage=finished_run)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert named in lines[0] and "--overwrite" in lines[0], lines[0]
+    assert digest(finished_run) == before
+
+
+def test_resume_compares_the_constant_config_values_only(tmp_path: Path) -> None:
+    """Searched and perturbed keys differ from trial to trial, a function's repr and a
+    set's order from process to process, an absolute data path with the directory the
+    command ran in: none is a change. A changed constant is, and an added or removed
+    entry of a dict (env_config), NaN equals NaN."""
+    trial = tmp_path / "PPO_0"
+    trial.mkdir()
+    saved = {
+        "lr": 0.1,
+        "gamma": 0.99,
+        "fn": "<function f at 0x7f01>",
+        "train": "{'b', 'a'}",  # Tune's str() of a set
+        "data_path": "/home/a/data/sst2",
+        "clip": float("nan"),
+        "env_config": {"n": 3, "k": 0},
+    }
+    (trial / "params.json").write_text(json.dumps(saved))
+    space = {
+        "lr": tune.uniform(0, 1),
+        "gamma": 0.99,
+        "fn": lambda: 0,
+        "train": {"a", "b"},
+        "data_path": "/mnt/b/data/sst2",
+        "clip": float("nan"),
+        "env_config": {"n": 3, "k": 0},
+    }
+    check_same_config(tmp_path, {**space, "lr": 0.5}, varied=["lr"])
+    check_same_config(tmp_path, space, varied=[])  # a search domain is no constant
+    grid = {"env_config": {"n": tune.grid_search([3, 4]), "k": 0}}  # Tune wrote the value it drew
+    check_same_config(tmp_path, {**space, **grid}, varied=["lr"])
+    for changed, named in (
+        ({"env_config": {"n": 4, "k": 0}}, r"env_config/n \(3 there, 4 now\)"),
+        ({"env_config": {"n": 3, "k": 0, "m": 1}}, r"env_config/m \(absent there, 1 now\)"),
+        ({"env_config": {"k": 0}}, r"env_config/n \(3 there, absent now\)"),
+        ({"data_path": "/mnt/b/data/mnli"}, r"data_path"),
+    ):
+        with pytest.raises(UsageError, match=named):
+            check_same_config(tmp_path, {**space, **changed}, varied=["lr"])
+
+
+@pytest.mark.parametrize("damaged", ["tuner.pkl", "experiment_state"])
+def test_damaged_tune_state_is_named_on_resume(
+    finished_run: Path, capsys: pytest.CaptureFixture[str], damaged: str
+) -> None:
+    storage = finished_run
+    run_dir = storage / RUN
+    target = (
+        run_dir / "tuner.pkl"
+        if damaged == "tuner.pkl"
+        else next(run_dir.glob("experiment_state-*.json"))
+    )
+    target.write_bytes(target.read_bytes()[: len(target.read_bytes()) // 2])
+    before = digest(storage)
+    code = run_main(CARTPOLE, *SAME_RUN, "--resume", storage=storage)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert target.name in lines[0] and "damaged" in lines[0] and "--overwrite" in lines[0]
+    assert digest(storage) == before
+
+
+def test_resume_without_the_latest_checkpoint_is_one_line(
+    finished_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A trial to continue whose latest checkpoint folder was deleted (to free disk): Tune
+    restores from that one only, and failed the trial after Ray started."""
+    run_dir = finished_run / RUN
+    state_file = max(run_dir.glob("experiment_state-*.json"), key=lambda p: p.stat().st_mtime)
+    state = json.loads(state_file.read_text())
+    trial_state = state["trial_data"][0][0]
+    assert '"status": "TERMINATED"' in trial_state
+    state["trial_data"][0][0] = trial_state.replace('"TERMINATED"', '"PAUSED"')  # paused by Ctrl-C
+    state_file.write_text(json.dumps(state))
+    (trial,) = json.loads((run_dir / "summary.json").read_text())["trials"]
+    latest = run_dir / trial["trial"] / Path(trial["checkpoint"]).name  # in this copy
+    shutil.rmtree(latest)
+    before = digest(finished_run)
+    code = run_main(CARTPOLE, *SAME_RUN, "--resume", storage=finished_run)
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1, lines
+    assert f"latest checkpoint {latest} is gone" in lines[0], lines[0]
+    assert "--overwrite" in lines[0]
+    assert digest(finished_run) == before
+
+
+def test_resume_with_other_trial_shaping_flags_is_one_line(finished_run: Path) -> None:
+    before = digest(finished_run)
+    resumed = run_cli(CARTPOLE, *SAME_RUN, "--seeds", "2", "--resume", storage=finished_run)
+    assert resumed.returncode == 2, resumed.stderr[-2000:]
+    error = resumed.stderr.strip().splitlines()[-1]
+    assert error.startswith("rlsuite.run: error: --resume ") and "other flags" in error
+    assert "Traceback" not in resumed.stderr
+    # Only logs/ changes, the refused attempt's own Ray logs, kept for whoever looks, and
+    # the pid in the lock it held.
+    assert _without_logs(digest(finished_run)) == _without_logs(before)
+
+
+def _without_logs(digest: dict[str, str]) -> dict[str, str]:
+    mine = (f"{RUN}/logs/", f"{RUN}/{LOCK_FILE}")
+    return {path: sha for path, sha in digest.items() if not path.startswith(mine)}
