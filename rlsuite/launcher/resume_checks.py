@@ -198,7 +198,7 @@ def _stable(value: Any) -> bool:
     if isinstance(value, list):
         return all(_stable(item) for item in value)
     if isinstance(value, str):
-        return value != _UNSTABLE and " at 0x" not in value
+        return value != _UNSTABLE
     return value is None or isinstance(value, bool | int | float)
 
 

@@ -81,8 +81,9 @@ class Shutdown:
             os.environ[_TUNE_SIGINT] = "1"  # read when fit() starts
 
     def uninstall(self) -> None:
-        """The handlers from before `install` again; the run is over (`terminated` stays
-        for the caller to read)."""
+        """The handlers from before `install` again; the run is over, so Ray's processes
+        may end now (its shutdown), which is no sign of a signal sent to them (`terminated`
+        stays for the caller to read)."""
         with self._lock:
             self._run_ended.set()
             if self._timer is not None:
@@ -96,11 +97,6 @@ class Shutdown:
                 signal.signal(signum, handler)
             self._previous = {}
             self.requested = self._interrupted = self._stop_now = False
-
-    def run_ended(self) -> None:
-        """Tune's run is over: Ray's processes may end now (its shutdown), which is no sign
-        of a signal sent to them."""
-        self._run_ended.set()
 
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
         if self._stop_now:  # asked to stop at once already: cut Tune's stop short
