@@ -3,12 +3,13 @@ size on CartPole-v1.
 
 What the searcher is for: with a fixed budget of trials, TPE (Bergstra et al. 2011) spends
 its later trials where the earlier ones scored well, where random search keeps sampling
-the whole space. The first trial runs `ppo_cartpole.py`'s own values (a known good point);
-ten more are sampled at random before TPE models the results.
+the whole space. The first trial runs the values below (a known good point:
+`ppo_cartpole.py`'s until 2026-11-28); ten more are sampled at random before TPE models
+the results.
 
-Budget: 24 trials, two at a time, each 100k env steps (about 26 s of training at
-ppo_cartpole's measured 3,858 env steps/s); the metric is each trial's mean return at that
-budget. `scripts/bench_search.py` compares TPE with random search on this task
+Budget: 24 trials, two at a time, each 100k env steps (about 26 s of training at the 3,858
+env steps/s these settings gave in ppo_cartpole.py on 2026-11-24); the metric is each
+trial's mean return at that budget. `scripts/bench_search.py` compares TPE with random search on this task
 (docs/search.md).
 
 Measured (docs/benchmarks.md, `python scripts/benchmark.py --only optuna_ppo_cartpole`,
@@ -27,11 +28,11 @@ from rlsuite import Experiment, Optuna, metrics
 config = (
     PPOConfig()
     .environment("classic/cartpole")
-    .env_runners(num_env_runners=0, num_envs_per_env_runner=16)  # as ppo_cartpole.py
+    .env_runners(num_env_runners=0, num_envs_per_env_runner=16)
     .training(
-        lr=1e-3,  # searched; ppo_cartpole.py's starting rate
+        lr=1e-3,  # searched
         num_epochs=6,  # RLlib's tuned CartPole value
-        vf_loss_coeff=0.01,  # as ppo_cartpole.py: keeps the value loss from dominating
+        vf_loss_coeff=0.01,  # the value loss shares the layers: keep it from dominating
         train_batch_size_per_learner=4000,
         minibatch_size=256,  # searched
     )

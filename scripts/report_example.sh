@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's report figure: PPO CartPole over three seeds, 100k env steps each
-# (about 3 minutes on 2 CPUs), then the report and the learning-curve PNG copied to docs/.
+# (about 80 s on 2 CPUs on 2026-11-28), then the report and the learning-curve PNG copied to docs/.
 set -euo pipefail
 storage="${1:-/tmp/rlsuite_report_example}"
 python -m rlsuite.run experiments/ppo_cartpole.py --seeds 3 --stop env_steps=100000 \

@@ -118,7 +118,8 @@ ROWS: tuple[Row, ...] = (
         written_up_in="1.35M steps on an H200, seed 0: [performance.md](performance.md"
         "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings)",
     ),
-    Row("ppo_cartpole", minutes=1, check_stop=("env_steps=64000",)),
+    # check at 8k: mid-climb (100-250 on seeds 0-1 on 2026-11-28); by 64k every seed is at 500
+    Row("ppo_cartpole", minutes=1, check_stop=("env_steps=8000",)),
     Row("ppo_pistonball", minutes=1100, stop=("env_steps=200000",), needs=PISTONBALL),
     Row("ppo_shared_spread", minutes=30),  # measured: 29-30 min a seed to 2M steps
     # measured: 20-25 min of training a seed to 1M steps (834 env steps/s), 46 min wall for 3

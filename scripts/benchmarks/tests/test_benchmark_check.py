@@ -10,9 +10,11 @@ import pytest
 
 import benchmark
 from benchmarks import table_run
-from benchmarks.table import fast_rows
+from benchmarks.table import BY_NAME, fast_rows
 from benchmarks.table_records import CheckOutcome, Measurement, Records, missing_checks
 from benchmarks.tests.table_helpers import measurement, run_script
+
+CARTPOLE_CHECK = list(BY_NAME["ppo_cartpole"].check_stop)  # a record must be at the row's stop
 
 
 def test_the_check_passes_inside_the_recorded_interval_and_fails_outside() -> None:
@@ -30,10 +32,10 @@ def test_the_gate_exits_1_when_a_fresh_run_falls_outside(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     output = tmp_path / "benchmarks.md"
-    recorded = measurement([10.0, 15.0, 20.0], ["env_steps=64000"])
+    recorded = measurement([10.0, 15.0, 20.0], CARTPOLE_CHECK)
     Records({}, {"ppo_cartpole": recorded}).save(output.with_suffix(".json"))
     for scores, code in [([14.0, 15.0, 16.0], 0), ([30.0, 31.0, 32.0], 1)]:
-        fresh = measurement(scores, ["env_steps=64000"])
+        fresh = measurement(scores, CARTPOLE_CHECK)
         monkeypatch.setattr(table_run, "measure", lambda row, seeds, fresh=fresh, **_: fresh)
         assert (
             benchmark.main(["--check", "--only", "ppo_cartpole", "--output", str(output)]) == code
@@ -63,13 +65,13 @@ def test_the_gate_checks_the_recorded_rows_and_names_the_unrecorded(
     """Without --only, fast rows with no record are named (with the command that records
     them) and the recorded ones are gated; with --only naming an unrecorded row, exit 2."""
     output = tmp_path / "benchmarks.md"
-    recorded = measurement([10.0, 15.0, 20.0], ["env_steps=64000"])
+    recorded = measurement([10.0, 15.0, 20.0], CARTPOLE_CHECK)
     Records({}, {"ppo_cartpole": recorded}).save(output.with_suffix(".json"))
     checked = []
 
     def fake_measure(row: object, seeds: int, **_: object) -> Measurement:
         checked.append(row.name)
-        return measurement([14.0, 15.0, 16.0], ["env_steps=64000"])
+        return measurement([14.0, 15.0, 16.0], CARTPOLE_CHECK)
 
     monkeypatch.setattr(table_run, "measure", fake_measure)
     assert benchmark.main(["--check", "--output", str(output)]) == 0

@@ -235,7 +235,7 @@ def test_list_shows_a_rows_recorded_minutes_and_the_estimate_otherwise() -> None
     cartpole_line, shared_line = list_lines([cartpole, shared], records)
     expected = "measured 2026-11-24: 0.3-0.5 min of training a seed, 1.6 min wall for 3 seeds"
     assert expected in cartpole_line
-    assert "(estimate)" not in cartpole_line and "--check at env_steps=64000" in cartpole_line
+    assert "(estimate)" not in cartpole_line and "--check at env_steps=8000" in cartpole_line
     assert shared_line.endswith(f"about {shared.minutes:g} min a seed (estimate)")
     pbt = BY_NAME["pbt_ppo_cartpole"]
     population = measurement([450.0], list(pbt.measured_stop()))
