@@ -5,7 +5,7 @@ Expected: a mean return of 450 within about 30k env steps (RLlib's tuned example
 500k steps). The settings are rl-baselines3-zoo's tuned CartPole PPO (hyperparams/ppo.yml:
 small batches, 20 epochs, gamma 0.98, GAE lambda 0.8, clip 0.2, separate 64x64 tanh
 networks) in RLlib's terms. Measured on 2 vCPUs on 2026-11-28 (docs/performance.md), seeds
-0-6 one after another: 450 after 11k-29k env steps, median 3.1 s of training (2.7-6.7 s;
+0-6 one after another: 450 after 11k-29k env steps, median 3.2 s of training (2.7-7.0 s;
 seeds 7-13: median 3.8 s), against 7.1 s (4.5-24.0 s, 56k-296k env steps) with this file's
 earlier settings the same hour. Their last checkpoints, 20 episodes each
 (`rlsuite.evaluate`): 497-500 greedy, 395-500 sampling.
@@ -29,7 +29,7 @@ config = (
     )
     .training(
         # Many small updates: 20 epochs over batches of 1,024 (the zoo's 8 envs x 32 steps
-        # is 256; 1,024 keeps RLlib's per-iteration cost small). Batches of 4,000 with the
+        # is 256; 1,024 is the only smaller size tried here). Batches of 4,000 with the
         # same epochs took 15.2 s (median, seeds 0-6), 6 epochs 5.7 s, 20 epochs 3.1 s.
         train_batch_size_per_learner=1024,
         minibatch_size=256,

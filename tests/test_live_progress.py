@@ -148,6 +148,22 @@ def test_a_nan_return_reads_nan_and_a_missing_one_n_a(tmp_path: Path, capsys) ->
     assert [re.search(r"return \S+", line)[0] for line in lines] == ["return nan", "return n/a"]
 
 
+def test_an_iteration_where_no_episode_ended_reads_n_a_not_nan(tmp_path: Path, capsys) -> None:
+    """Ray 2.60 reports such an iteration's return mean as NaN; an env's NaN reward in an
+    iteration where episodes ended still reads nan."""
+    callback = progress_callback("lines", STOP, RETURN)
+    none_ended = rl_result(1, 2.0, 1024, float("nan"), **{metrics.EPISODES_THIS_ITERATION: 0})
+    nan_reward = rl_result(2, 4.0, 2048, float("nan"), **{metrics.EPISODES_THIS_ITERATION: 2})
+    feed(callback, StagedTrial(tmp_path, 0), none_ended, nan_reward)
+    lines = capsys.readouterr().out.splitlines()
+    assert [re.search(r"return \S+", line)[0] for line in lines] == ["return n/a", "return nan"]
+    screen = io.StringIO()
+    board = live_on(screen, STOP, num_trials=1)
+    feed(board, StagedTrial(tmp_path, 1), rl_result(1, 2.0, 1024, 35.2), none_ended)
+    board.on_experiment_end(trials=[])
+    assert "return - (best 35.2)" in screen.getvalue()
+
+
 def test_a_printer_pickled_before_it_had_a_metric_prints_the_plain_line(
     tmp_path: Path, capsys
 ) -> None:

@@ -35,7 +35,7 @@ OTHER_SETTINGS = "the run was started with another "
         (("--checkpoint-every", "3"), f"{OTHER_SETTINGS}checkpoints (--checkpoint-every"),
         (("--max-failures", "2"), f"{OTHER_SETTINGS}--max-failures (0 there, 2 now)"),
         (
-            ("--set", "training.entropy_coeff=0.5"),  # RLlib's default, which the file keeps
+            ("--set", "training.entropy_coeff=0.5"),  # the file keeps RLlib's default, 0
             "the experiment now sets entropy_coeff (0 there, 0.5 now)",
         ),
     ],

@@ -101,7 +101,7 @@ ROWS: tuple[Row, ...] = (
     # SAC update of all three walkers per env step (CleanRL's replay ratio) runs at 4-5 env
     # steps/s (MASAC) and 1.7-1.9 (independent SAC); pistonball's CNN PPO at 3.
     Row("masac_multiwalker", minutes=750, stop=("env_steps=200000",), needs=MASAC_MULTIWALKER),
-    # 24 trials of 100k env steps at 2,917-4,390 env steps/s (ppo_cartpole's), and each start.
+    # 24 trials of 100k env steps at 2,917-4,390 env steps/s (ppo_cartpole's old settings, 2026-11-24, which are optuna's), and each start.
     Row("optuna_ppo_cartpole", minutes=20),
     Row("pb2_ppo_cartpole", minutes=15),
     Row("pbt_appo_atari", minutes=6000, needs="needs a cluster: 8 trials of 9 CPUs and a GPU"),
