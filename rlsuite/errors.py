@@ -14,3 +14,9 @@ class EnvFailed(Exception):
     """The user's env raised while the suite played it (`rlsuite.evaluate`); its own error
     is the cause. Said apart from the suite's own errors, which keep their traceback
     alone (a bug to report)."""
+
+
+class ServeStartFailed(Exception):
+    """`rlsuite.serve` deployed the model but Serve did not come to serve it: the message
+    names the replicas' own error or the state Serve stuck in, and where its logs are
+    (one line, exit code 1)."""

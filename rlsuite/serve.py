@@ -4,7 +4,8 @@ PATH is an experiment results directory (the best trial's latest checkpoint, or 
 and `--checkpoint`), a trial directory or a checkpoint directory. RL policies answer
 `POST /act`, classifiers `POST /predict`; `GET /healthz` and `GET /ready` report the
 server's state. Requests are batched dynamically (`--max-batch-size`, `--batch-wait-ms`).
-Ctrl-C stops it. Exit 2 on bad input, before Serve starts.
+Ctrl-C stops it. Exit 2 on bad input, before Serve starts; exit 1 when Serve does not come
+to serve the model (its replicas fail, or `--start-timeout` passes).
 
 A thin parser over `rlsuite.serving.command.serve`, which Python code calls with a
 `ServeOptions`.
@@ -16,7 +17,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from rlsuite.errors import UsageError
+from rlsuite.errors import ServeStartFailed, UsageError
 from rlsuite.flags import (
     Parser,
     exit_with,
@@ -29,6 +30,7 @@ from rlsuite.flags import (
 from rlsuite.serving.options import BACKENDS, PROXIES, ServeOptions
 
 EXIT_BAD_INPUT = 2
+EXIT_NOT_SERVING = 1
 DEFAULTS = ServeOptions(path=Path())
 
 
@@ -102,6 +104,14 @@ def _add_server_flags(parser: Parser) -> None:
     )
     add("--address", help="Ray cluster to deploy on (auto, ray://HOST:10001); default: a local Ray")
     add(
+        "--start-timeout",
+        type=positive_float,
+        default=DEFAULTS.start_timeout_s,
+        dest="start_timeout_s",
+        metavar="SECONDS",
+        help=f"how long the replicas may take to start serving (default {DEFAULTS.start_timeout_s:g})",
+    )
+    add(
         "--logs-dir",
         type=Path,
         help="where Ray's and Serve's own output goes (default: a new temporary directory)",
@@ -118,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"rlsuite.serve: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except ServeStartFailed as error:
+        print(f"rlsuite.serve: error: {error}", file=sys.stderr)
+        return EXIT_NOT_SERVING
     return 0
 
 

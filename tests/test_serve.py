@@ -79,6 +79,8 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
             assert "\n" not in answer["error"]
             assert post(port, good) == (200, {"actions": expected[:1]})
         assert request(port, "GET", "/predict")[0] == 404
+    replica_logs = "".join(p.read_text() for p in (tmp_path / "logs/ray/serve").glob("replica_*"))
+    assert "400 /act: malformed JSON" in replica_logs  # one line per refused request, kept
 
 
 def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from rlsuite.launcher.console import (
     RAY_LOGS,
     copy_ray_logs,
     held_output,
+    keep_log,
     ray_output_to,
     terminal,
 )
@@ -39,6 +40,7 @@ from rlsuite.outputs import check_output_dir
 from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
+from rlsuite.serving.startup import deploy
 
 APP_NAME = "rlsuite"
 ONNX_CHECK_BATCH = 256  # observations on which the exported network must act like the RLModule
@@ -187,6 +189,9 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 check_checkpoint_shared(target.checkpoint)
                 check_no_serve_running(options.address, serve.status())
                 check_room(options, ray.cluster_resources(), "the cluster")
+            # Ray is up and the checks passed: from here --logs-dir exists, so the replicas'
+            # logs are copied into it on exit (also when the replicas fail to start).
+            keep_log()
             # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
             previous = signal.signal(signal.SIGTERM, _interrupt)
             # Ctrl-C stops it even where it inherited SIGINT ignored (a shell script's
@@ -203,7 +208,11 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 options.max_batch_size,
                 options.batch_wait_ms / 1000,
             )
-            serve.run(app, name=APP_NAME, route_prefix="/", blocking=False)
+            # A local Ray's logs are copied into logs_dir on exit; a cluster keeps its own.
+            serve_logs = str(logs_dir / RAY_LOGS / "serve")
+            if options.address:
+                serve_logs = "serve/ of the head node's Ray logs (`ray logs cluster`)"
+            deploy(app, APP_NAME, options.start_timeout_s, serve_logs)
             loaded = model.kind if model.kind != "supervised" else "classifier"
             print(
                 f"serving {target.checkpoint} ({loaded}, {options.replicas} replica(s), {options.proxy} proxy) at http://{options.host}:{options.port}: POST {_route(model)}, GET /healthz, GET /ready; Ctrl-C stops",

@@ -37,6 +37,9 @@ class ServeOptions:
     requests straight to the replicas' own HTTP servers (rlsuite.serving.haproxy)."""
     address: str | None = None
     """A running Ray cluster to deploy on (`auto`, `ray://...`); none: a local Ray."""
+    start_timeout_s: float = 300.0
+    """How long the replicas may take to load the model and serve before the server gives
+    up (Serve's own wait has no end)."""
     logs_dir: Path | None = None
     """Where Ray's and Serve's own output goes (default: a new temporary directory)."""
 
