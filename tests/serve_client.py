@@ -53,6 +53,8 @@ def serving(
         str(port),
         "--logs-dir",
         str(logs),
+        "--start-timeout",  # the server's own reason comes before this harness gives up
+        str(START_TIMEOUT_S - 30),
         *flags,
     ]
     printed_file = logs.parent / f"{logs.name}.out"

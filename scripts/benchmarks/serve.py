@@ -159,6 +159,7 @@ def _serve_command(path: Path, max_batch_size: int, batch_wait_ms: float) -> lis
     return [
         sys.executable, "-m", "rlsuite.serve", str(path),
         "--max-batch-size", str(max_batch_size), "--batch-wait-ms", str(batch_wait_ms),
+        "--start-timeout", str(START_TIMEOUT_S - 30),  # its own reason before the bench gives up
     ]  # fmt: skip
 
 
