@@ -11,6 +11,7 @@ Ray's worker processes act on, so the server's own restore of the checkpoint suc
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from rlsuite.errors import ServeStartFailed
-from rlsuite.serving.startup import wait_until_serving
+from rlsuite.serving.startup import stuck_in, wait_until_serving
 from tests.helpers import ROOT, free_port
 
 INJECTED = """
@@ -45,7 +46,7 @@ def serve_with_broken_replicas(
     paths = [str(tmp_path / "inject"), str(ROOT), os.environ.get("PYTHONPATH", "")]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in paths if p)}
     command = [sys.executable, "-m", "rlsuite.serve", str(cartpole), "--port", str(free_port())]
-    logs = ["--logs-dir", str(tmp_path / "logs")]
+    logs = ["--logs-dir", str(tmp_path / "logs"), "--start-timeout", "180"]  # flags may lower it
     return subprocess.run(
         [*command, *logs, *flags],
         capture_output=True,
@@ -76,13 +77,12 @@ def test_a_replica_that_cannot_load_the_model_is_one_line_exit_1(
 def test_a_replica_that_never_loads_ends_at_the_start_timeout(
     cartpole_run: Path, tmp_path: Path
 ) -> None:
-    done = serve_with_broken_replicas(cartpole_run, tmp_path, "hang", "--start-timeout", "8")
+    done = serve_with_broken_replicas(cartpole_run, tmp_path, "hang", "--start-timeout", "15")
     assert done.returncode == 1, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(
-        "rlsuite.serve: error: not serving after 8 s: app DEPLOYING, replicas STARTING 1, proxy HEALTHY ("
-    )
+    stuck = "app DEPLOYING, replicas STARTING 1, proxy (HEALTHY|STARTING)"  # a busy machine's proxy
+    assert re.match(f"rlsuite.serve: error: not serving after 15 s: {stuck}(;| \\()", line), line
     assert line.endswith("if the model needs longer to load, raise --start-timeout")
 
 
@@ -148,7 +148,7 @@ class Clock:
 def test_serving_waits_for_the_app_and_a_healthy_proxy() -> None:
     clock = Clock()
     status = statuses(("DEPLOYING", "STARTING"), ("RUNNING", "STARTING"), ("RUNNING", "HEALTHY"))
-    wait_until_serving(status, "rlsuite", 10, "logs", clock, clock.sleep)
+    wait_until_serving(status, "rlsuite", 10, "logs", clock=clock, sleep=clock.sleep)
     assert clock.now == 1.0  # two polls waited, the third found it serving
 
 
@@ -156,11 +156,38 @@ def test_a_proxy_that_never_becomes_healthy_ends_at_the_deadline() -> None:
     clock = Clock()
     status = statuses(("RUNNING", "UNHEALTHY"))
     with pytest.raises(ServeStartFailed) as error:
-        wait_until_serving(status, "rlsuite", 10, "logs", clock, clock.sleep)
+        wait_until_serving(status, "rlsuite", 10, "logs", clock=clock, sleep=clock.sleep)
     assert clock.now == 10.0
     assert str(error.value).startswith(
         "not serving after 10 s: app RUNNING, replicas STARTING 1, proxy UNHEALTHY (Serve's logs: logs)"
     )
+
+
+def test_a_route_that_does_not_answer_ends_at_the_deadline() -> None:
+    """HAProxy's ingress is healthy before it routes to the replica: the route decides."""
+    clock = Clock()
+    status = statuses(("RUNNING", "HEALTHY"))
+    with pytest.raises(ServeStartFailed) as error:
+        wait_until_serving(
+            status, "rlsuite", 5, "logs", lambda: False, clock=clock, sleep=clock.sleep
+        )
+    assert str(error.value).startswith("not serving after 5 s: the HTTP route does not answer (")
+    answered = iter([False, False, True])
+    wait_until_serving(
+        status, "rlsuite", 5, "logs", lambda: next(answered), clock=clock, sleep=clock.sleep
+    )
+
+
+def test_the_stuck_state_says_what_serve_says_and_what_is_missing() -> None:
+    waiting = (
+        "Deployment 'rlsuite' has 1 replicas that have taken more than 30s to be scheduled.\nMore"
+    )
+    app = App(Enum("DEPLOYING"), {"rlsuite": Deployment(waiting, {"PENDING_ALLOCATION": 1})})
+    assert stuck_in(app, "DEPLOYING", ["HEALTHY"]) == (
+        "app DEPLOYING, replicas PENDING_ALLOCATION 1, proxy HEALTHY; Serve: "
+        + waiting.split("\n")[0]
+    )
+    assert stuck_in(None, "NOT_STARTED", []) == "app NOT_STARTED, replicas none yet, proxy none yet"
 
 
 def test_a_failed_deployment_names_the_last_line_of_the_replicas_traceback() -> None:

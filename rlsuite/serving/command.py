@@ -40,7 +40,7 @@ from rlsuite.outputs import check_output_dir
 from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
-from rlsuite.serving.startup import deploy
+from rlsuite.serving.startup import deploy, health_url
 
 APP_NAME = "rlsuite"
 ONNX_CHECK_BATCH = 256  # observations on which the exported network must act like the RLModule
@@ -208,11 +208,12 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 options.max_batch_size,
                 options.batch_wait_ms / 1000,
             )
-            # A local Ray's logs are copied into logs_dir on exit; a cluster keeps its own.
-            serve_logs = str(logs_dir / RAY_LOGS / "serve")
-            if options.address:
-                serve_logs = "serve/ of the head node's Ray logs (`ray logs cluster`)"
-            deploy(app, APP_NAME, options.start_timeout_s, serve_logs)
+            # A local Ray's logs are copied into logs_dir on exit; a cluster keeps its own,
+            # and its proxies may listen on other hosts (so the route is not probed here).
+            cluster_logs = "serve/ of the head node's Ray logs (`ray logs cluster`)"
+            serve_logs = cluster_logs if options.address else str(logs_dir / RAY_LOGS / "serve")
+            health = None if options.address else health_url(options.host, options.port)
+            deploy(app, APP_NAME, options.start_timeout_s, serve_logs, health)
             loaded = model.kind if model.kind != "supervised" else "classifier"
             print(
                 f"serving {target.checkpoint} ({loaded}, {options.replicas} replica(s), {options.proxy} proxy) at http://{options.host}:{options.port}: POST {_route(model)}, GET /healthz, GET /ready; Ctrl-C stops",

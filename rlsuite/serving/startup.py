@@ -5,12 +5,15 @@ cluster never frees, a model that never finishes loading), and when a replica's 
 fails it raises "Failed to update the deployments ['rlsuite']", the replica's own error
 left in the controller's log. So the app is deployed without Serve's wait
 (`serve.run_many(..., wait_for_applications_running=False)`) and `serve.status()` is
-polled instead: the app RUNNING with a healthy proxy is serving; DEPLOY_FAILED, or the
-deadline, is one line naming the replica's error or the state Serve was stuck in.
+polled instead: the app RUNNING with a healthy proxy, and on a local Ray its HTTP route
+answering (HAProxy's ingress is healthy before it routes to the replica), is serving;
+DEPLOY_FAILED, or the deadline, is one line naming the replica's error or the state Serve
+was stuck in.
 """
 
 from __future__ import annotations
 
+import http.client
 import re
 import time
 from collections.abc import Callable
@@ -22,15 +25,17 @@ POLL_S = 0.5
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours the actor's name in the traceback
 
 
-def deploy(app: Any, name: str, timeout_s: float, logs: str) -> None:
+def deploy(app: Any, name: str, timeout_s: float, logs: str, health_url: str | None) -> None:
     """Deploy `app` as `name` at `/` and return once it serves; ServeStartFailed if its
-    replicas fail or it does not serve within `timeout_s` (`logs`: where Serve's logs go)."""
+    replicas fail or it does not serve within `timeout_s` (`logs`: where Serve's logs go;
+    `health_url`: a route that answers 200 once requests get through, or None)."""
     from ray import serve
 
     serve.run_many(
         [serve.RunTarget(app, name=name, route_prefix="/")], wait_for_applications_running=False
     )
-    wait_until_serving(serve.status, name, timeout_s, logs)
+    answers = (lambda: _answers(health_url)) if health_url else (lambda: True)
+    wait_until_serving(serve.status, name, timeout_s, logs, answers)
 
 
 def wait_until_serving(
@@ -38,6 +43,7 @@ def wait_until_serving(
     name: str,
     timeout_s: float,
     logs: str,
+    answers: Callable[[], bool] = lambda: True,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> None:
@@ -51,13 +57,35 @@ def wait_until_serving(
                 f"the model's replicas failed to start: {replica_error(app)} (the traceback: Serve's controller log in {logs})"
             )
         proxies = [str(p.value) for p in current.proxies.values()]
-        if state == "RUNNING" and "HEALTHY" in proxies:
+        started = state == "RUNNING" and "HEALTHY" in proxies
+        if started and answers():
             return
         if clock() >= deadline:
+            where = "the HTTP route does not answer" if started else stuck_in(app, state, proxies)
             raise ServeStartFailed(
-                f"not serving after {timeout_s:g} s: {stuck_in(app, state, proxies)} (Serve's logs: {logs}); if the model needs longer to load, raise --start-timeout"
+                f"not serving after {timeout_s:g} s: {where} (Serve's logs: {logs}); if the model needs longer to load, raise --start-timeout"
             )
         sleep(POLL_S)
+
+
+def health_url(host: str, port: int) -> str:
+    """Where a client on this machine reaches the server's /healthz."""
+    local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"http://{local}:{port}/healthz"
+
+
+def _answers(url: str) -> bool:
+    """GET `url` (http://host:port/path) answers 200; http.client, so no proxy settings apply."""
+    address, _, path = url.removeprefix("http://").partition("/")
+    host, _, port = address.rpartition(":")
+    connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=2)
+    try:
+        connection.request("GET", "/" + path)
+        return connection.getresponse().status == 200
+    except (OSError, http.client.HTTPException):
+        return False
+    finally:
+        connection.close()
 
 
 def replica_error(app: Any) -> str:
@@ -71,17 +99,20 @@ def replica_error(app: Any) -> str:
 
 
 def stuck_in(app: Any, state: str, proxies: list[str]) -> str:
-    """Where the start stands, e.g. "app DEPLOYING, replicas STARTING 1, proxy HEALTHY"."""
+    """Where the start stands, e.g. "app DEPLOYING, replicas STARTING 1, proxy HEALTHY",
+    with the first line of what Serve says about the deployment."""
     replicas: dict[str, int] = {}
     for deployment in app.deployments.values() if app is not None else ():
         for replica_state, count in deployment.replica_states.items():
             key = str(getattr(replica_state, "value", replica_state))
             replicas[key] = replicas.get(key, 0) + count
     counted = ", ".join(f"{key} {count}" for key, count in sorted(replicas.items()))
-    return ", ".join(
-        [
-            f"app {state}",
-            f"replicas {counted or 'none yet'}",
-            f"proxy {'/'.join(sorted(set(proxies))) or 'none yet'}",
-        ]
-    )
+    parts = [
+        f"app {state}",
+        f"replicas {counted or 'none yet'}",
+        f"proxy {'/'.join(sorted(set(proxies))) or 'none yet'}",
+    ]
+    # Serve's own word on a slow start, e.g. replicas not scheduled for want of resources.
+    said = [ANSI.sub("", d.message).strip() for d in app.deployments.values()] if app else []
+    said = [message.splitlines()[0] for message in said if message]
+    return "; ".join([", ".join(parts), *(f"Serve: {message}" for message in said)])
