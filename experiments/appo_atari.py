@@ -42,8 +42,9 @@ config = (
     .rl_module(
         rl_module_spec=RLModuleSpec(module_class=ScaledFramesAPPOModule),
         model_config=DefaultModelConfig(
-            # The Nature-DQN CNN for the suite's 84x84 frames (RLlib's example uses 64x64).
-            conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],
+            # The Nature-DQN CNN for the suite's 84x84 frames (RLlib's example uses 64x64),
+            # unpadded as in the paper (RLlib pads to "same").
+            conv_filters=[[32, 8, 4, "valid"], [64, 4, 2, "valid"], [64, 3, 1, "valid"]],
             conv_activation="relu",
             head_fcnet_hiddens=[256],  # RLlib's tuned example
             vf_share_layers=True,

@@ -38,7 +38,8 @@ config = (
     .rl_module(
         rl_module_spec=RLModuleSpec(module_class=ScaledFramesPPOModule),
         model_config=DefaultModelConfig(
-            conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],  # Nature-DQN CNN
+            # The Nature-DQN CNN, unpadded as in the paper (RLlib pads to "same").
+            conv_filters=[[32, 8, 4, "valid"], [64, 4, 2, "valid"], [64, 3, 1, "valid"]],
             conv_activation="relu",
             head_fcnet_hiddens=[512],
             head_fcnet_activation="relu",

@@ -60,9 +60,10 @@ config = (
     )
     .rl_module(
         model_config=DefaultModelConfig(
-            # SB3's CnnPolicy: the Nature-DQN CNN (Mnih et al. 2015), then 512 units; a
-            # tenth of the compute of RLlib's default 84x84 CNN (its last layer is 256 11x11).
-            conv_filters=[[32, 8, 4], [64, 4, 2], [64, 3, 1]],
+            # SB3's CnnPolicy: the Nature-DQN CNN (Mnih et al. 2015), unpadded as SB3's (RLlib
+            # pads to "same"), then 512 units; its convolutions take 6.9M multiply-adds per
+            # frame, RLlib's default 84x84 CNN's 122M (its last layer is 256 11x11).
+            conv_filters=[[32, 8, 4, "valid"], [64, 4, 2, "valid"], [64, 3, 1, "valid"]],
             head_fcnet_hiddens=[512],
             head_fcnet_activation="relu",
             vf_share_layers=True,  # SB3's CnnPolicy shares the CNN between policy and value
