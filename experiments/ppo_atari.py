@@ -4,7 +4,9 @@ Expected: a mean return of about 20 after 10M env steps (CleanRL's `ppo_atari.py
 benchmark: 20.4 on Pong after 10M steps with these settings); not measured to 10M here.
 Measured on a lent H200 (seed 0, these settings scaled out to 14 runners of 16 envs and a GPU
 learner with flags, batch 14,336: docs/performance.md): from -21.0 to -8.8 over the episodes
-ending between 1.0M and 1.2M env steps, 1.35M steps in 454 s. Returns are game
+ending between 1.0M and 1.2M env steps, 1.35M steps in 454 s, with RLlib's "same"-padded
+version of the CNN the file had then (the unpadded one below is CleanRL's; not yet run that
+far). Returns are game
 scores; rewards are clipped to [-1, 1] for learning, which leaves Pong's unchanged.
 """
 
