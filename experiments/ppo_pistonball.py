@@ -14,8 +14,9 @@ Expected: the team return climbs from about -90 towards the wall-reaching range 
 pistonball tutorial (`tutorials/SB3/pistonball/sb3_pistonball_vector.py`: 3 stacked 84x84
 grey frames, one shared CNN policy, tuned PPO values below), whose note says training needs
 "the order of 2 million" steps. Not yet verified with this config (no full run made): on 2
-CPUs it trains at 3 env steps/s (60 piston steps/s), about 18 hours for 200k steps
-(docs/multiagent.md, "On two CPUs"), so the run needs a GPU machine.
+CPUs it trains at 12 env steps/s (240 piston steps/s; its first iteration on 2026-11-28),
+about 4.6 hours for 200k steps and 46 for 2M (docs/multiagent.md, "On two CPUs"), so the run
+needs a GPU machine.
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig
@@ -62,7 +63,8 @@ config = (
         model_config=DefaultModelConfig(
             # SB3's CnnPolicy: the Nature-DQN CNN (Mnih et al. 2015), unpadded as SB3's (RLlib
             # pads to "same"), then 512 units; its convolutions take 6.9M multiply-adds per
-            # frame, RLlib's default 84x84 CNN's 122M (its last layer is 256 11x11).
+            # observation (3 stacked 84x84 frames), RLlib's default 84x84 CNN's 122M (its last
+            # layer is 256 11x11).
             conv_filters=[[32, 8, 4, "valid"], [64, 4, 2, "valid"], [64, 3, 1, "valid"]],
             head_fcnet_hiddens=[512],
             head_fcnet_activation="relu",
