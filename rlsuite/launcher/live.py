@@ -33,7 +33,7 @@ from rich.text import Text
 
 from rlsuite.launcher.console import terminal
 from rlsuite.launcher.live_board import Board, value
-from rlsuite.launcher.progress import ProgressPrinter, error_line, flat_result
+from rlsuite.launcher.progress import ProgressPrinter, console_result, error_line, flat_result
 from rlsuite.launcher.stop_progress import stop_progress
 
 REFRESH_PER_SECOND = 4  # redraws that move the elapsed time and ETA; each renders the view
@@ -154,7 +154,7 @@ class LiveProgress(ProgressPrinter):
         if board is None:
             super().on_trial_result(iteration, trials, trial, result, **info)
             return
-        flat = flat_result(result)
+        flat = console_result(result)  # the board shows what the lines show
         board.update(trial, flat)
         # Tune checks the stop criteria before it asks the scheduler, so `done` with no
         # criterion met is the scheduler's decision (ASHA).

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from rlsuite import metrics
-from rlsuite.launcher.progress import episode_return, finite, label
+from rlsuite.launcher.progress import finite, label
 from rlsuite.launcher.stop_progress import StopProgress, nearest_stop, stop_progress
 
 _STATUS = {
@@ -98,20 +98,14 @@ class Board:
 
     def metric_of(self, trial_id: str) -> float | None:
         row = self._rows.get(trial_id)
-        return finite(self._current(row.flat)) if row else None
+        return finite(row.flat.get(self.metric)) if row else None
 
     def where(self, trial: Trial) -> str:
         """How far the trial got: `iteration 3 (return 21.5)`."""
         row = self._rows.get(trial.trial_id)
         flat = row.flat if row else {}
         iteration = int(flat.get(metrics.TRAINING_ITERATION, 0))
-        return f"iteration {iteration} ({self.metric_label} {value(self._current(flat))})"
-
-    def _current(self, flat: dict[str, Any]) -> Any:
-        """The metric's value in the latest result; a return where no episode ended is none."""
-        if self.metric == metrics.EPISODE_RETURN_MEAN:
-            return episode_return(flat)
-        return flat.get(self.metric)
+        return f"iteration {iteration} ({self.metric_label} {value(flat.get(self.metric))})"
 
     def render(self) -> RenderableType:
         with self._lock:
@@ -142,7 +136,7 @@ class Board:
             f"ETA {_eta(clock, row.trial)}",
         )
         flat = row.flat
-        current = f"{self.metric_label} {value(self._current(flat))} (best {value(row.best)})"
+        current = f"{self.metric_label} {value(flat.get(self.metric))} (best {value(row.best)})"
         numbers = []
         for p in stop_progress(self.stop, flat):
             if p.fraction is None and p.key == self.metric:
@@ -168,7 +162,7 @@ class Board:
                 row.trial.trial_id,
                 _status(row.trial),
                 str(int(row.flat.get(metrics.TRAINING_ITERATION, 0))),
-                value(self._current(row.flat)),
+                value(row.flat.get(self.metric)),
                 value(row.best),
                 str(row.perturbations),
                 _bar(clock.nearest, row.trial, width=12),

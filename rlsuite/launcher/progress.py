@@ -36,7 +36,7 @@ _LABELS = {
 _EVERY_LINE: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
     (metrics.TRAINING_ITERATION, "iter", lambda value: f"{0 if value is None else value:>4}"),
     (metrics.ENV_STEPS_SAMPLED_LIFETIME, "env steps", lambda value: _count(value)),
-    (metrics.EPISODE_RETURN_MEAN, "return", lambda value: _number(value)),  # see episode_return
+    (metrics.EPISODE_RETURN_MEAN, "return", lambda value: _number(value)),
     (metrics.ENV_STEPS_PER_SECOND, "steps/s", lambda value: _number(value, 0)),
     (metrics.TIME_TOTAL_S, "time", lambda value: f"{0.0 if value is None else value:.1f} s"),
 )
@@ -71,12 +71,11 @@ class ProgressPrinter(Callback):
         result: dict,
         **info: Any,
     ) -> None:
-        flat = flat_result(result)
+        flat = console_result(result)
         if metrics.EPOCH in flat:
             print(_supervised_line(trial.trial_id, flat), file=terminal(), flush=True)
             return
-        shown_values = {**flat, metrics.EPISODE_RETURN_MEAN: episode_return(flat)}
-        fields = [f"{name} {show(shown_values.get(key))}" for key, name, show in _EVERY_LINE]
+        fields = [f"{name} {show(flat.get(key))}" for key, name, show in _EVERY_LINE]
         shown = {key for key, _, _ in _EVERY_LINE}
         for key in dict.fromkeys([self._metric, *self._stop]):
             if key in flat and key not in shown:
@@ -138,7 +137,7 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
     summaries = []
     for index in range(len(results)):
         result = results[index]
-        flat = flat_result(result.metrics or {})
+        flat = console_result(result.metrics or {})
         supervised = metrics.EPOCH in flat
         other_metric = None if supervised or metric == metrics.EPISODE_RETURN_MEAN else metric
         history = result.metrics_dataframe
@@ -149,7 +148,7 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
                 iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
                 env_steps=finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
                 # NaN kept (an env's NaN reward): the line says nan, summary.json null
-                episode_return_mean=_float(episode_return(flat)),
+                episode_return_mean=_float(flat.get(metrics.EPISODE_RETURN_MEAN)),
                 best_episode_return_mean=None
                 if supervised
                 else best_of(history, metrics.EPISODE_RETURN_MEAN),
@@ -244,14 +243,16 @@ def flat_result(result: dict, prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def episode_return(flat: Mapping[str, Any]) -> Any:
-    """The iteration's mean return, None where no episode ended in it: Ray 2.60 reports
-    that as NaN, which the lines keep for a real NaN (an env's NaN reward), so an
-    iteration shorter than an episode would read "return nan" (ppo_cartpole.py's
-    1,024-step iterations, once episodes last 500 steps)."""
-    if flat.get(metrics.EPISODES_THIS_ITERATION) == 0:
-        return None
-    return flat.get(metrics.EPISODE_RETURN_MEAN)
+def console_result(result: dict) -> dict[str, Any]:
+    """`flat_result` as the lines, the live view and the summary show it: the mean return of
+    an iteration where no episode ended is None. Ray 2.60 reports it as NaN, which the
+    console keeps for a real NaN (an env's NaN reward), so an iteration shorter than an
+    episode would read "return nan" (ppo_cartpole.py's 1,024-step iterations, once episodes
+    last 500 steps)."""
+    flat = flat_result(result)
+    if flat.get(metrics.EPISODES_THIS_ITERATION) == 0 and metrics.EPISODE_RETURN_MEAN in flat:
+        flat[metrics.EPISODE_RETURN_MEAN] = None
+    return flat
 
 
 def finite(value: Any) -> float | None:

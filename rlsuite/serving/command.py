@@ -40,7 +40,7 @@ from rlsuite.outputs import check_output_dir
 from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
-from rlsuite.serving.startup import deploy, health_url
+from rlsuite.serving.startup import deploy, local_address
 
 APP_NAME = "rlsuite"
 ONNX_CHECK_BATCH = 256  # observations on which the exported network must act like the RLModule
@@ -212,7 +212,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             # and its proxies may listen on other hosts (so the route is not probed here).
             cluster_logs = "serve/ of the head node's Ray logs (`ray logs cluster`)"
             serve_logs = cluster_logs if options.address else str(logs_dir / RAY_LOGS / "serve")
-            health = None if options.address else health_url(options.host, options.port)
+            health = None if options.address else local_address(options.host, options.port)
             deploy(app, APP_NAME, options.start_timeout_s, serve_logs, health)
             loaded = model.kind if model.kind != "supervised" else "classifier"
             print(

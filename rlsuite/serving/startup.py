@@ -25,16 +25,19 @@ POLL_S = 0.5
 ANSI = re.compile(r"\x1b\[[0-9;]*m")  # Ray colours the actor's name in the traceback
 
 
-def deploy(app: Any, name: str, timeout_s: float, logs: str, health_url: str | None) -> None:
+def deploy(
+    app: Any, name: str, timeout_s: float, logs: str, health: tuple[str, int] | None
+) -> None:
     """Deploy `app` as `name` at `/` and return once it serves; ServeStartFailed if its
     replicas fail or it does not serve within `timeout_s` (`logs`: where Serve's logs go;
-    `health_url`: a route that answers 200 once requests get through, or None)."""
+    `health`: the host and port whose GET /healthz answers 200 once requests get through,
+    or None)."""
     from ray import serve
 
     serve.run_many(
         [serve.RunTarget(app, name=name, route_prefix="/")], wait_for_applications_running=False
     )
-    answers = (lambda: _answers(health_url)) if health_url else (lambda: True)
+    answers = (lambda: _answers(*health)) if health else (lambda: True)
     wait_until_serving(serve.status, name, timeout_s, logs, answers)
 
 
@@ -68,19 +71,16 @@ def wait_until_serving(
         sleep(POLL_S)
 
 
-def health_url(host: str, port: int) -> str:
-    """Where a client on this machine reaches the server's /healthz."""
-    local = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    return f"http://{local}:{port}/healthz"
+def local_address(host: str, port: int) -> tuple[str, int]:
+    """Where a client on this machine reaches a server listening on `host`."""
+    return ("127.0.0.1" if host in ("0.0.0.0", "::", "") else host), port
 
 
-def _answers(url: str) -> bool:
-    """GET `url` (http://host:port/path) answers 200; http.client, so no proxy settings apply."""
-    address, _, path = url.removeprefix("http://").partition("/")
-    host, _, port = address.rpartition(":")
-    connection = http.client.HTTPConnection(host.strip("[]"), int(port), timeout=2)
+def _answers(host: str, port: int) -> bool:
+    """GET /healthz answers 200; http.client, so no proxy settings apply."""
+    connection = http.client.HTTPConnection(host, port, timeout=2)
     try:
-        connection.request("GET", "/" + path)
+        connection.request("GET", "/healthz")
         return connection.getresponse().status == 200
     except (OSError, http.client.HTTPException):
         return False
