@@ -47,9 +47,9 @@ def non_negative_float(text: str) -> float:
 
 
 def positive_float(text: str) -> float:
-    value = non_negative_float(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be more than 0")
+    value = finite_float(text)
+    if value <= 0:  # a negative value is refused for what the flag needs, not "0 or more"
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {value:g}")
     return value
 
 
