@@ -37,7 +37,7 @@ def deploy(
     serve.run_many(
         [serve.RunTarget(app, name=name, route_prefix="/")], wait_for_applications_running=False
     )
-    answers = (lambda: _answers(*health)) if health else (lambda: True)
+    answers = (lambda: route_answers(*health, "/healthz")) if health else (lambda: True)
     wait_until_serving(serve.status, name, timeout_s, logs, answers)
 
 
@@ -76,11 +76,11 @@ def local_address(host: str, port: int) -> tuple[str, int]:
     return ("127.0.0.1" if host in ("0.0.0.0", "::", "") else host), port
 
 
-def _answers(host: str, port: int) -> bool:
-    """GET /healthz answers 200; http.client, so no proxy settings apply."""
-    connection = http.client.HTTPConnection(host, port, timeout=2)
+def route_answers(host: str, port: int, route: str, timeout_s: float = 2.0) -> bool:
+    """GET `route` answers 200; http.client, so no proxy settings apply."""
+    connection = http.client.HTTPConnection(host, port, timeout=timeout_s)
     try:
-        connection.request("GET", "/healthz")
+        connection.request("GET", route)
         return connection.getresponse().status == 200
     except (OSError, http.client.HTTPException):
         return False

@@ -35,6 +35,7 @@ import numpy as np
 
 from benchmarks.common import ROOT, run_child
 from benchmarks.serve_payloads import Payload, ceiling, payload
+from rlsuite.serving.startup import route_answers
 
 START_TIMEOUT_S = 300
 # Serve's HTTP path with no model (benchmarks/serve_floor.py): what batching cannot beat.
@@ -252,14 +253,7 @@ def _post(connection: http.client.HTTPConnection, sent: Payload, i: int) -> bool
 
 
 def _ready(port: int) -> bool:
-    connection = _connection(port)
-    try:
-        connection.request("GET", "/ready")
-        return connection.getresponse().status == 200
-    except (OSError, http.client.HTTPException):
-        return False
-    finally:
-        connection.close()
+    return route_answers("127.0.0.1", port, "/ready", REQUEST_TIMEOUT_S)
 
 
 def _free_port() -> int:
