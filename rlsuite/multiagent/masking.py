@@ -4,6 +4,9 @@
 builds PPO's networks for the `observations` part of a Dict observation and adds
 log(mask) to the action logits, so illegal moves get zero probability when acting and in
 the loss. The registry's turn-based games give exactly those keys (envs/multiagent.py).
+`masked_ppo_spec(ones_plane=True)` adds a constant plane of ones to a board observation
+inside the module (OnesPlaneMaskingTorchRLModule), so a CNN can tell the board's edge from
+an empty square; scripted players and the env keep the board as it is.
 
 Importing it directly logs a deprecation notice about a PPO module it imports under an
 old name, once per process; on bad input that would be a second line next to the one-line
@@ -13,7 +16,12 @@ error, so it is imported here with that logger silenced.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
+import gymnasium as gym
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
@@ -29,10 +37,50 @@ finally:
     _deprecation_logger.disabled = _was_disabled
 
 
-def masked_ppo_spec(model_config: DefaultModelConfig | None = None) -> RLModuleSpec:
+class OnesPlaneMaskingTorchRLModule(ActionMaskingTorchRLModule):
+    """RLlib's masking module with a constant plane of ones after the board's planes.
+
+    A CNN zero-pads the board, so off the board looks like an empty square; the ones plane
+    (AlphaGo's "ones" input feature, Silver et al. 2016) tells the two apart, so a filter
+    can see where the board ends: the bottom row has no empty square under it, and a line
+    that runs off the edge is not an open line."""
+
+    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        assert isinstance(observation_space, gym.spaces.Dict)
+        self.env_observation_space = observation_space
+        board = observation_space["observations"]
+        assert isinstance(board, gym.spaces.Box) and len(board.shape) == 3
+        shape = (*board.shape[:2], board.shape[2] + 1)
+        with_ones = gym.spaces.Box(0.0, 1.0, shape, np.float32)
+        spaces = {**observation_space.spaces, "observations": with_ones}
+        super().__init__(observation_space=gym.spaces.Dict(spaces), **kwargs)
+
+    def setup(self) -> None:
+        super().setup()
+        # The env's space, not the network's: a copy made with RLModuleSpec.from_module
+        # (a self-play snapshot) must add the plane once, not twice.
+        self.observation_space = self.env_observation_space
+
+    def _preprocess_batch(self, batch: dict[str, Any], **kwargs: Any) -> tuple[Any, dict]:
+        action_mask, batch = super()._preprocess_batch(batch, **kwargs)
+        board = batch[Columns.OBS]
+        batch[Columns.OBS] = torch.cat([board, torch.ones_like(board[..., :1])], dim=-1)
+        return action_mask, batch
+
+
+def masked_ppo_spec(
+    model_config: DefaultModelConfig | None = None, ones_plane: bool = False
+) -> RLModuleSpec:
     """A PPO RLModule that applies the observation's action mask (the model config defaults
-    to the algorithm's `.rl_module(model_config=...)`)."""
-    return RLModuleSpec(module_class=ActionMaskingTorchRLModule, model_config=model_config)
+    to the algorithm's `.rl_module(model_config=...)`); `ones_plane` adds a constant plane
+    to a board observation (OnesPlaneMaskingTorchRLModule)."""
+    module_class = OnesPlaneMaskingTorchRLModule if ones_plane else ActionMaskingTorchRLModule
+    return RLModuleSpec(module_class=module_class, model_config=model_config)
 
 
-__all__ = ["ActionMaskingRLModule", "ActionMaskingTorchRLModule", "masked_ppo_spec"]
+__all__ = [
+    "ActionMaskingRLModule",
+    "ActionMaskingTorchRLModule",
+    "OnesPlaneMaskingTorchRLModule",
+    "masked_ppo_spec",
+]

@@ -1,0 +1,100 @@
+"""The ones plane of rlsuite.multiagent.masking: the network sees the board's planes and a
+plane of ones, masks still decide the legal moves, and the value and training passes see
+the same input as acting does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+import envs
+from rlsuite.multiagent.masking import OnesPlaneMaskingTorchRLModule, masked_ppo_spec
+
+BOARD_CNN = DefaultModelConfig(conv_filters=[[8, [4, 4], 1]], head_fcnet_hiddens=[16])
+
+
+@pytest.fixture(scope="module")
+def module() -> OnesPlaneMaskingTorchRLModule:
+    env = envs.make("classic/connect_four", {})
+    try:
+        spec = masked_ppo_spec(BOARD_CNN, ones_plane=True)
+        spec.observation_space = env.observation_spaces["player_0"]
+        spec.action_space = env.action_spaces["player_0"]
+        built = spec.build()
+    finally:
+        env.close()
+    assert isinstance(built, OnesPlaneMaskingTorchRLModule)
+    return built
+
+
+def _batch(boards: np.ndarray, masks: np.ndarray) -> dict:
+    return {
+        Columns.OBS: {
+            "observations": torch.as_tensor(boards, dtype=torch.float32),
+            "action_mask": torch.as_tensor(masks, dtype=torch.float32),
+        }
+    }
+
+
+def _boards(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    boards = (rng.random((n, 6, 7, 2)) < 0.2).astype(np.float32)
+    masks = np.ones((n, 7), np.float32)
+    masks[:, 3] = 0.0  # a full centre column
+    return boards, masks
+
+
+def test_the_network_reads_three_planes(module: OnesPlaneMaskingTorchRLModule) -> None:
+    first_conv = next(m for m in module.modules() if isinstance(m, torch.nn.Conv2d))
+    assert first_conv.in_channels == 3
+
+
+def test_the_added_plane_is_ones_after_the_board(
+    module: OnesPlaneMaskingTorchRLModule,
+) -> None:
+    boards, masks = _boards(4)
+    mask, batch = module._preprocess_batch(_batch(boards, masks))
+    seen = batch[Columns.OBS].numpy()
+    assert seen.shape == (4, 6, 7, 3)
+    np.testing.assert_array_equal(seen[..., :2], boards)
+    np.testing.assert_array_equal(seen[..., 2], np.ones((4, 6, 7)))
+    np.testing.assert_array_equal(mask.numpy(), masks)
+
+
+def test_illegal_moves_get_no_probability(module: OnesPlaneMaskingTorchRLModule) -> None:
+    boards, masks = _boards(5)
+    with torch.no_grad():
+        for forward in (module.forward_inference, module.forward_exploration):
+            logits = forward(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+            probabilities = torch.softmax(logits, dim=-1).numpy()
+            assert probabilities[:, 3].max() < 1e-6
+            np.testing.assert_allclose(probabilities.sum(axis=-1), 1.0, rtol=1e-5)
+
+
+def test_training_sees_what_acting_sees(module: OnesPlaneMaskingTorchRLModule) -> None:
+    # PPO's learner computes values on the batch first (which unpacks the observation in
+    # place), then runs the training pass on that same batch.
+    boards, masks = _boards(3)
+    with torch.no_grad():
+        acting = module.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+        batch = _batch(boards, masks)
+        values = module.compute_values(batch)
+        training = module.forward_train(batch)[Columns.ACTION_DIST_INPUTS]
+    assert values.shape == (3,)
+    torch.testing.assert_close(training, acting)
+
+
+def test_a_copy_of_the_module_takes_its_weights(module: OnesPlaneMaskingTorchRLModule) -> None:
+    # Self-play freezes snapshots this way (rlsuite.multiagent.selfplay._add_snapshot).
+    assert module.observation_space["observations"].shape == (6, 7, 2)
+    copy = RLModuleSpec.from_module(module).build()
+    copy.set_state(module.get_state())
+    boards, masks = _boards(2)
+    with torch.no_grad():
+        ours = module.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+        theirs = copy.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+    torch.testing.assert_close(theirs, ours)
