@@ -4,6 +4,7 @@ the same input as acting does."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -12,7 +13,11 @@ from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 import envs
-from rlsuite.multiagent.masking import OnesPlaneMaskingTorchRLModule, masked_ppo_spec
+from rlsuite.multiagent.masking import (
+    ActionMaskingTorchRLModule,
+    OnesPlaneMaskingTorchRLModule,
+    masked_ppo_spec,
+)
 
 BOARD_CNN = DefaultModelConfig(conv_filters=[[8, [4, 4], 1]], head_fcnet_hiddens=[16])
 
@@ -46,6 +51,16 @@ def _boards(n: int) -> tuple[np.ndarray, np.ndarray]:
     masks = np.ones((n, 7), np.float32)
     masks[:, 3] = 0.0  # a full centre column
     return boards, masks
+
+
+def test_the_plane_is_an_option() -> None:
+    assert masked_ppo_spec().module_class is ActionMaskingTorchRLModule
+    with pytest.raises(ValueError, match="board of shape"):
+        OnesPlaneMaskingTorchRLModule(
+            observation_space=gym.spaces.Box(0.0, 1.0, (6, 7, 2)),
+            action_space=gym.spaces.Discrete(7),
+            model_config=BOARD_CNN,
+        )
 
 
 def test_the_network_reads_three_planes(module: OnesPlaneMaskingTorchRLModule) -> None:

@@ -46,12 +46,24 @@ class OnesPlaneMaskingTorchRLModule(ActionMaskingTorchRLModule):
     that runs off the edge is not an open line."""
 
     def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
-        assert isinstance(observation_space, gym.spaces.Dict)
+        board = (
+            observation_space.spaces.get("observations")
+            if isinstance(observation_space, gym.spaces.Dict)
+            else None
+        )
+        if not isinstance(board, gym.spaces.Box) or len(board.shape) != 3:
+            raise ValueError(
+                f"{type(self).__name__} needs a Dict observation space whose 'observations' "
+                f"is a board of shape (height, width, planes), got {observation_space}"
+            )
+        assert isinstance(observation_space, gym.spaces.Dict)  # for mypy: checked above
         self.env_observation_space = observation_space
-        board = observation_space["observations"]
-        assert isinstance(board, gym.spaces.Box) and len(board.shape) == 3
-        shape = (*board.shape[:2], board.shape[2] + 1)
-        with_ones = gym.spaces.Box(0.0, 1.0, shape, np.float32)
+        ones = np.ones((*board.shape[:2], 1), np.float32)
+        with_ones = gym.spaces.Box(
+            np.concatenate([board.low.astype(np.float32), ones], axis=-1),
+            np.concatenate([board.high.astype(np.float32), ones], axis=-1),
+            dtype=np.float32,
+        )
         spaces = {**observation_space.spaces, "observations": with_ones}
         super().__init__(observation_space=gym.spaces.Dict(spaces), **kwargs)
 
