@@ -46,17 +46,15 @@ class OnesPlaneMaskingTorchRLModule(ActionMaskingTorchRLModule):
     that runs off the edge is not an open line."""
 
     def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
-        board = (
-            observation_space.spaces.get("observations")
-            if isinstance(observation_space, gym.spaces.Dict)
-            else None
+        not_a_board = ValueError(
+            f"{type(self).__name__} needs a Dict observation space whose 'observations' "
+            f"is a board of shape (height, width, planes), got {observation_space}"
         )
+        if not isinstance(observation_space, gym.spaces.Dict):
+            raise not_a_board
+        board = observation_space.spaces.get("observations")
         if not isinstance(board, gym.spaces.Box) or len(board.shape) != 3:
-            raise ValueError(
-                f"{type(self).__name__} needs a Dict observation space whose 'observations' "
-                f"is a board of shape (height, width, planes), got {observation_space}"
-            )
-        assert isinstance(observation_space, gym.spaces.Dict)  # for mypy: checked above
+            raise not_a_board
         self.env_observation_space = observation_space
         ones = np.ones((*board.shape[:2], 1), np.float32)
         with_ones = gym.spaces.Box(
