@@ -66,7 +66,9 @@ def test_served_classifier_runs_on_the_replicas_gpu(storage: Path, tmp_path: Pat
     from tests.test_serve_supervised import check_image_classifier
 
     supervised_gpu_run(storage)
-    check_image_classifier(storage / CIFAR.stem, tmp_path, "--num-gpus", "1", atol=1e-4)
+    # cuDNN's convolutions run in TF32 by default (PyTorch's `allow_tf32`), 10 bits of mantissa:
+    # on an H200 a served probability differed from the CPU's by 1.1e-4 (2026-11-28).
+    check_image_classifier(storage / CIFAR.stem, tmp_path, "--num-gpus", "1", atol=1e-3)
 
 
 @pytest.mark.skipif(torch.cuda.device_count() < 2, reason="DDP over GPUs needs two")
