@@ -2,9 +2,9 @@
 `--set environment.env=atari/breakout`).
 
 Expected: RLlib's tuned example (`rllib/tuned_examples/appo/pong_appo.py`) stops at a
-return of 20 within 10M env steps; not yet measured here (APPO samples 354-432 env
-steps/s on 2 CPUs, docs/performance.md, so 10M steps take 6-8 hours a seed; see
-docs/clusters.md for a GPU cluster).
+return of 20 within 10M env steps; not yet measured here (APPO sampled 354-432 env
+steps/s on 2 CPUs with the padded CNN the file had before 2026-11-28, docs/performance.md,
+so 10M steps take 6-8 hours a seed or less; see docs/clusters.md for a GPU cluster).
 Env runners sample while the learner trains (V-trace corrects the lag), so APPO gains
 from every env runner a cluster adds, where PPO waits for its batch.
 """

@@ -3,8 +3,8 @@ with `--set environment.env=atari/breakout`).
 
 Expected: IMPALA (Espeholt et al. 2018) solves Pong (return ~20) within 10M frames on
 many actors; not yet measured here (IMPALA's throughput on 2 CPUs is not measured; if
-it matched APPO's 354-432 env steps/s, docs/performance.md, 10M steps would take 6-8
-hours). Like
+it matched APPO's 354-432 env steps/s, measured with the padded CNN of before
+2026-11-28, docs/performance.md, 10M steps would take 6-8 hours). Like
 APPO, env runners never wait for the learner; unlike APPO there is no clipped surrogate
 and no target network, only V-trace's importance weights.
 """

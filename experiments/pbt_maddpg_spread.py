@@ -30,6 +30,7 @@ config = (
         gamma=0.95,  # Lowe et al.'s value
         tau=0.01,  # Lowe et al.'s Polyak rate
         grad_clip=0.5,  # openai/maddpg's grad_norm_clipping
+        actor_output_reg=0.0,  # as maddpg_spread.py, whose runs were measured without it
         train_batch_size_per_learner=1_024,  # Lowe et al.'s batch (transitions)
         training_intensity=10.24,  # openai/maddpg: 1,024 transitions every 100 env steps
         num_steps_sampled_before_learning_starts=25_600,  # openai/maddpg's value

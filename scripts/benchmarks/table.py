@@ -83,7 +83,8 @@ ROWS: tuple[Row, ...] = (
     Row("dqn_atari", minutes=3000, needs=f"{GPU} (3M Atari steps)"),
     Row("dqn_cartpole", minutes=15, check_stop=("env_steps=64000",)),
     Row("hyperopt_bert_sst2", minutes=900, needs=f"{GPU}, {BERT}"),
-    # IMPALA's throughput is not measured here; at APPO's rate 10M steps are 6-8 hours.
+    # IMPALA's throughput is not measured here; at APPO's rate (padded CNN) 10M steps are
+    # 6-8 hours.
     Row("impala_atari", minutes=480, needs=f"{GPU} (10M Atari steps)"),
     # At ppo_shared_spread's 2M steps (issue 19's bar): the same task and budget, shared
     # against independent policies; the file's own 3M stop stays for users.
