@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.common import ROOT, run_child
+from benchmarks.common import ROOT, load_line, machine, run_child
 from benchmarks.serve_payloads import Payload, ceiling, payload
 from rlsuite.serving.startup import route_answers
 
@@ -74,6 +74,8 @@ class ServeBenchResult:
     ceiling_batch_obs_per_s: float
     """Inputs per second in in-process forward passes of `batch` inputs."""
     batch: int
+    machine_before: dict[str, Any]
+    machine_after: dict[str, Any]
 
     def speedup(self, concurrency: int, over: str = "unbatched") -> float | None:
         """Batched requests/s over `over`'s (unbatched, or the serve floor's)."""
@@ -102,6 +104,7 @@ class ServeBenchResult:
         lines.append(
             f"ceiling (in-process model): {self.ceiling_single_per_s:.0f} calls/s of 1 input, {self.ceiling_batch_obs_per_s:.0f} inputs/s in calls of {self.batch}"
         )
+        lines.append(load_line(self.machine_before, self.machine_after))
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -120,6 +123,7 @@ def measure(
     batch_wait_ms: float,
     proxy: str = "serve",
 ) -> ServeBenchResult:
+    before = machine()
     with contextlib.ExitStack() as stack:
         if path is None:
             storage = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-serve-")))
@@ -152,7 +156,16 @@ def measure(
                     loads.append(_load(port, mode, concurrency, sent, requests, max_seconds))
         single, batched, batch = ceiling(checkpoint, sent)
     return ServeBenchResult(
-        str(checkpoint), sent.kind, proxy, max_batch_size, loads, single, batched, batch
+        str(checkpoint),
+        sent.kind,
+        proxy,
+        max_batch_size,
+        loads,
+        single,
+        batched,
+        batch,
+        before,
+        machine(),
     )
 
 

@@ -58,3 +58,22 @@ def test_a_text_classifier_is_refused_in_its_own_words(tmp_path: Path) -> None:
     (directory / checkpoint_files.STATE_FILE).write_text(json.dumps(state))
     with pytest.raises(NotBenchmarked, match="a text classifier"):
         payload(directory)
+
+
+def test_the_report_gives_ratios_and_the_machines_load() -> None:
+    from benchmarks.serve import FLOOR, Load, ServeBenchResult
+
+    loads = [
+        Load("batched", 64, 600, 0, 2.0, 90.0, 170.0),
+        Load("unbatched", 64, 270, 0, 1.0, 200.0, 300.0),
+        Load(FLOOR, 64, 950, 0, 1.0, 60.0, 80.0),
+    ]
+    machine_before = {"cpus": 2, "load_average_1m": 0.4}
+    machine_after = {"cpus": 2, "load_average_1m": 3.5}
+    result = ServeBenchResult(
+        "ckpt", "policy", "serve", 32, loads, 1e4, 6e5, 64, machine_before, machine_after
+    )
+    report = result.report()
+    assert "concurrency 64: batched 1.11x unbatched, 32% of the serve floor's requests/s" in report
+    assert report.endswith("load average before 0.4, after 3.5 on 2 CPUs")
+    assert result.to_json()["machine_after"] == machine_after
