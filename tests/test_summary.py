@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
-from rlsuite.launcher.progress import TrialSummary, write_summary
+import pandas as pd
+
+from rlsuite import metrics
+from rlsuite.launcher.progress import TrialSummary, summarize, write_summary
+
+NAN = float("nan")
 
 
 def test_a_nan_return_reads_nan_in_the_summary_line_and_null_in_its_file(tmp_path: Path) -> None:
@@ -27,3 +34,47 @@ def test_a_nan_return_reads_nan_in_the_summary_line_and_null_in_its_file(tmp_pat
     assert "NaN" not in text  # not JSON: other readers would fail on it
     trial = json.loads(text)["trials"][0]
     assert trial["episode_return_mean"] is None and trial["best_episode_return_mean"] == 12.0
+
+
+def _result(history: dict[str, list[float]]) -> SimpleNamespace:
+    """A finished trial's `ray.tune.Result` as `summarize` reads it: its last result nested
+    as Tune reports it, and every iteration's flattened as `metrics_dataframe` has them."""
+    frame = pd.DataFrame(history)
+    last: dict[str, Any] = {"done": True}
+    for key, value in frame.iloc[-1].items():
+        *groups, name = str(key).split("/")
+        node = last
+        for group in groups:
+            node = node.setdefault(group, {})
+        node[name] = value
+    return SimpleNamespace(
+        metrics=last, metrics_dataframe=frame, path="/runs/PPO_0", checkpoint=None, error=None
+    )
+
+
+def test_a_last_iteration_that_ended_no_episode_sums_up_with_the_last_return() -> None:
+    """Pong's 2,000-step episodes and 1,024-step iterations: the summary was "return n/a"."""
+    result = _result(
+        {
+            metrics.TRAINING_ITERATION: [1, 2, 3],
+            metrics.EPISODE_RETURN_MEAN: [-21.0, -12.0, NAN],
+            metrics.EPISODES_THIS_ITERATION: [2, 1, 0],
+            metrics.ENV_STEPS_SAMPLED_LIFETIME: [1024, 2048, 3072],
+        }
+    )
+    (summary,) = summarize([result], metrics.EPISODE_RETURN_MEAN)  # type: ignore[arg-type]
+    assert (summary.episode_return_mean, summary.return_iteration) == (-12.0, 2)
+    assert "OK: return -12.0 (iteration 2, best -12.0) | env steps 3,072" in summary.line()
+
+
+def test_a_run_in_which_no_episode_ended_still_reads_n_a() -> None:
+    result = _result(
+        {
+            metrics.TRAINING_ITERATION: [1, 2],
+            metrics.EPISODE_RETURN_MEAN: [NAN, NAN],
+            metrics.EPISODES_THIS_ITERATION: [0, 0],
+        }
+    )
+    (summary,) = summarize([result], metrics.EPISODE_RETURN_MEAN)  # type: ignore[arg-type]
+    assert summary.return_iteration is None
+    assert "OK: return n/a (best n/a)" in summary.line()

@@ -111,6 +111,8 @@ class TrialSummary:
     # An experiment whose metric is not the return (self-play's win rate): its best value.
     metric: str | None = None
     best_metric: float | None = None
+    # Where the last iteration ended no episode: the iteration the return shown is from.
+    return_iteration: int | None = None
 
     def line(self) -> str:
         checkpoint = self.checkpoint or "none"
@@ -122,9 +124,10 @@ class TrialSummary:
             )
             return text + (f" | error: {self.error}" if self.error else "")
         best = f" | best {label(self.metric)} {_number(self.best_metric, 2)}" if self.metric else ""
+        at = f"iteration {self.return_iteration}, " if self.return_iteration else ""
         text = (
             f"{self.trial} {self.status}: return {_number(self.episode_return_mean)}"
-            f" (best {_number(self.best_episode_return_mean)}){best}"
+            f" ({at}best {_number(self.best_episode_return_mean)}){best}"
             f" | env steps {_count(self.env_steps)} | iterations {self.iterations}"
             f" | wall {self.wall_time_s:.1f} s | checkpoint {checkpoint}"
         )
@@ -141,6 +144,9 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
         supervised = metrics.EPOCH in flat
         other_metric = None if supervised or metric == metrics.EPISODE_RETURN_MEAN else metric
         history = result.metrics_dataframe
+        episode_return, return_iteration = _float(flat.get(metrics.EPISODE_RETURN_MEAN)), None
+        if episode_return is None and not supervised:
+            episode_return, return_iteration = _last_return(history)
         summaries.append(
             TrialSummary(
                 trial=Path(result.path).name,
@@ -148,7 +154,7 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
                 iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
                 env_steps=finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
                 # NaN kept (an env's NaN reward): the line says nan, summary.json null
-                episode_return_mean=_float(flat.get(metrics.EPISODE_RETURN_MEAN)),
+                episode_return_mean=episode_return,
                 best_episode_return_mean=None
                 if supervised
                 else best_of(history, metrics.EPISODE_RETURN_MEAN),
@@ -162,9 +168,24 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
                 else None,
                 metric=other_metric,
                 best_metric=best_of(history, other_metric, mode) if other_metric else None,
+                return_iteration=return_iteration,
             )
         )
     return summaries
+
+
+def _last_return(history: pd.DataFrame | None) -> tuple[float | None, int | None]:
+    """The mean return of the last iteration in which episodes ended, and that iteration: a
+    run whose last iteration ended none (Pong's 2,000-step episodes, 1,024-step iterations)
+    would otherwise sum up as "return n/a"."""
+    episodes = metrics.EPISODES_THIS_ITERATION
+    if history is None or metrics.EPISODE_RETURN_MEAN not in history or episodes not in history:
+        return None, None
+    ended = history[history[episodes] > 0]
+    if ended.empty:
+        return None, None
+    last = ended.iloc[-1]
+    return _float(last[metrics.EPISODE_RETURN_MEAN]), int(last[metrics.TRAINING_ITERATION])
 
 
 def _status(result: Result) -> str:
