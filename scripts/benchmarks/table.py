@@ -116,7 +116,7 @@ ROWS: tuple[Row, ...] = (
         "ppo_atari",
         minutes=370,
         needs=f"{GPU} (10M Atari steps)",
-        written_up_in="1M steps on 2 vCPUs, seed 0: [performance.md](performance.md"
+        written_up_in="1M steps on 2 vCPUs, seed 0, unpadded and padded CNN: [performance.md](performance.md"
         "#pong-the-nature-cnn-unpadded); 1.35M on an H200 with the padded CNN, seed 0: "
         "[performance.md](performance.md"
         "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings)",
@@ -137,14 +137,9 @@ ROWS: tuple[Row, ...] = (
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
     # measured: 27-32 min of training a seed to 500k steps (275 env steps/s), 94 min wall for 3
     Row("selfplay_connect4", minutes=35),
-    # 200k of the file's 500k: 10-12 min a seed at the 290-350 env steps/s measured to 300k
-    # (seed 2, which still improved slowly there: -49.7 at 200k, -49.3 at 250k).
-    Row(
-        "vdn_spread",
-        minutes=12,
-        stop=("env_steps=200000",),
-        written_up_in=f"50k steps: {QMIX}; 100k: {EXPERIMENTS}",
-    ),
+    # The file's 500k: 9-10 min a seed at the 900-1,000 env steps/s of 2026-11-28's evening,
+    # 25-30 at the 290-350 measured to 300k on 2026-11-27.
+    Row("vdn_spread", minutes=30, written_up_in=f"50k steps: {QMIX}; 100k: {EXPERIMENTS}"),
 )
 BY_NAME = {row.name: row for row in ROWS}
 

@@ -92,7 +92,8 @@ def test_unmeasured_rows_show_their_command_and_no_number() -> None:
         (
             "ppo_atari",
             "not measured here: needs a GPU machine (10M Atari steps); other runs, not in this "
-            "table: 1M steps on 2 vCPUs, seed 0: [performance.md](performance.md"
+            "table: 1M steps on 2 vCPUs, seed 0, unpadded and padded CNN: "
+            "[performance.md](performance.md"
             "#pong-the-nature-cnn-unpadded); 1.35M on an H200 with the padded CNN, seed 0: "
             "[performance.md](performance.md"
             "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings)",
