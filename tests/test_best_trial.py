@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from rlsuite.evaluation.locate import best_trial
-from rlsuite.launcher.progress import best_of
+from rlsuite.launcher.summary import best_of
 
 METRIC = "evaluation/loss"
 

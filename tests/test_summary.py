@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from rlsuite import metrics
-from rlsuite.launcher.progress import TrialSummary, summarize, write_summary
+from rlsuite.launcher.summary import TrialSummary, summarize, write_summary
 
 NAN = float("nan")
 

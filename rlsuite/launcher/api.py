@@ -25,14 +25,14 @@ from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
 from rlsuite.launcher import console, run_dirs, tuner
 from rlsuite.launcher.prepare import Prepared, load_and_prepare
-from rlsuite.launcher.progress import (
+from rlsuite.launcher.shutdown import SHUTDOWN
+from rlsuite.launcher.summary import (
     TrialSummary,
     best_value,
     summarize,
     was_interrupted,
     write_summary,
 )
-from rlsuite.launcher.shutdown import SHUTDOWN
 from rlsuite.options import RunOptions, set_assignments
 
 
