@@ -6,13 +6,20 @@ learner (added by `selfplay.SelfPlayCallback`). `opponents` are the members that
 run, like the scripted bots some leagues keep as sparring partners. `weights` make the
 draw prioritized (PFSP, `selfplay.pfsp_weights`); without them it is uniform, as in
 RLlib's self-play example.
+
+`exploiters` are AlphaStar's main exploiters (Vinyals et al. 2019; RLlib's
+`self_play_league_based_with_open_spiel.py` has them too): policies that train beside the
+learner and play only against it, in `exploiter_share` of the games, so they learn its
+weaknesses and it learns from being beaten through them. They are not pool members:
+PFSP does not weigh them and their games do not count towards snapshots.
 """
 
 from __future__ import annotations
 
+import copy
 import random
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
@@ -31,14 +38,17 @@ RANDOM = "random"
 class OpponentPool:
     """The policy mapping: in each episode the learner takes one seat (the first in about
     half of the episodes) and an opponent drawn from the pool the other, uniformly or by
-    `weights` (one per member of `members`). Both draws are seeded by the episode id, so
-    the two agents of an episode agree."""
+    `weights` (one per member of `members`), or, in `exploiter_share` of the episodes, one
+    of the `exploiters`. The draws are seeded by the episode id, so the two agents of an
+    episode agree."""
 
     seats: tuple[str, str]
     learner: str = LEARNER
     opponents: tuple[str, ...] = (RANDOM,)
     fixed: tuple[str, ...] = ()
     weights: tuple[float, ...] = ()
+    exploiters: tuple[str, ...] = ()
+    exploiter_share: float = 0.0
 
     @property
     def members(self) -> tuple[str, ...]:
@@ -51,6 +61,9 @@ class OpponentPool:
         learner_seat = self.seats[draw.randrange(2)]
         if agent_id == learner_seat:
             return self.learner
+        # Drawn only when there are exploiters, so pools without them keep their draws.
+        if self.exploiters and draw.random() < self.exploiter_share:
+            return draw.choice(self.exploiters)
         if self.weights:
             return draw.choices(self.members, weights=self.weights)[0]
         return draw.choice(self.members)
@@ -61,26 +74,37 @@ def opponent_pool(
     env_config: Mapping[str, Any] | None = None,
     learner: str = LEARNER,
     fixed: tuple[str, ...] = (),
+    exploiters: tuple[str, ...] = (),
+    exploiter_share: float = 0.5,
 ) -> dict[str, Any]:
-    """`.multi_agent()` settings: policies `learner`, `random` and the `fixed` scripted
-    players, the pool mapping, and only `learner` trained."""
+    """`.multi_agent()` settings: policies `learner`, `random`, the `fixed` scripted
+    players and the `exploiters`, the pool mapping, and `learner` and the exploiters
+    trained (the exploiters against the learner in `exploiter_share` of the games)."""
     seats = _two_seats(env_name, list(agent_spaces(env_name, env_config)))
     for name in fixed:
         _scripted(name)
+    _check_exploiters(learner, fixed, exploiters, exploiter_share)
+    mapping = OpponentPool(seats, learner, fixed=tuple(fixed))
+    if exploiters:
+        mapping = replace(mapping, exploiters=tuple(exploiters), exploiter_share=exploiter_share)
     return {
-        "policies": {learner, RANDOM, *fixed},
-        "policy_mapping_fn": OpponentPool(seats, learner, fixed=tuple(fixed)),
-        "policies_to_train": [learner],
+        "policies": {learner, RANDOM, *fixed, *exploiters},
+        "policy_mapping_fn": mapping,
+        "policies_to_train": [learner, *exploiters],
     }
 
 
 def pool_modules(
-    learner_spec: RLModuleSpec, learner: str = LEARNER, fixed: tuple[str, ...] = ()
+    learner_spec: RLModuleSpec,
+    learner: str = LEARNER,
+    fixed: tuple[str, ...] = (),
+    exploiters: tuple[str, ...] = (),
 ) -> MultiRLModuleSpec:
-    """The RLModules of the pool at the start: the learner's, the random player's and
-    those of the `fixed` scripted players."""
+    """The RLModules of the pool at the start: the learner's, the random player's, those
+    of the `fixed` scripted players, and for each exploiter a fresh one like the learner's."""
     scripted = {name: RLModuleSpec(module_class=_scripted(name)) for name in (RANDOM, *fixed)}
-    return MultiRLModuleSpec(rl_module_specs={learner: learner_spec, **scripted})
+    trained = {learner: learner_spec, **{name: copy.deepcopy(learner_spec) for name in exploiters}}
+    return MultiRLModuleSpec(rl_module_specs={**trained, **scripted})
 
 
 def check_self_play(env_name: str, agents: list[str], config: Any) -> None:
@@ -100,10 +124,12 @@ def check_self_play(env_name: str, agents: list[str], config: Any) -> None:
         trained = {policy for policy in config.policies if to_train(policy, None)}
     else:
         trained = set(to_train)
-    if trained != {mapping.learner}:
+    expected = [mapping.learner, *mapping.exploiters]
+    if trained != set(expected):
+        names = ", ".join(f"'{name}'" for name in expected)
         raise UsageError(
-            f"self-play trains only '{mapping.learner}' but policies_to_train gives "
-            f"{', '.join(sorted(trained)) or 'none'}; set policies_to_train=['{mapping.learner}']"
+            f"self-play trains only {names} but policies_to_train gives "
+            f"{', '.join(sorted(trained)) or 'none'}; set policies_to_train=[{names}]"
         )
 
 
@@ -113,6 +139,22 @@ def _scripted(name: str) -> type:
             f"no scripted player {name!r} for the pool; choose from {', '.join(SCRIPTED_MODULES)}"
         )
     return SCRIPTED_MODULES[name]
+
+
+def _check_exploiters(
+    learner: str, fixed: tuple[str, ...], exploiters: tuple[str, ...], share: float
+) -> None:
+    taken = {learner, RANDOM, *fixed}
+    clashes = [name for name in exploiters if name in taken or exploiters.count(name) > 1]
+    if clashes:
+        raise UsageError(
+            f"exploiter name {clashes[0]!r} is taken by another policy of the pool; "
+            f"name each exploiter once, e.g. '{learner}_exploiter'"
+        )
+    if exploiters and not 0 < share < 1:
+        raise UsageError(
+            f"exploiter_share={share}: the share of games the exploiters play must lie in (0, 1)"
+        )
 
 
 def _two_seats(env_name: str, agents: list[str]) -> tuple[str, str]:

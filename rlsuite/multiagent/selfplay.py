@@ -16,12 +16,14 @@ those win rates.
     config.rl_module(rl_module_spec=pool_modules(masked_ppo_spec()))
     config.callbacks(selfplay_callback(win_rate_threshold=0.8))
 
-Two additions from AlphaStar's league (Vinyals et al. 2019): scripted players that stay in
+Additions from AlphaStar's league (Vinyals et al. 2019): scripted players that stay in
 the pool (`opponent_pool(..., fixed=("heuristic",))`, the same `fixed` for `pool_modules`),
 and `opponent_sampling="pfsp"`, prioritized fictitious self-play: each opponent is drawn
 with weight (1 - x)^2 of the learner's win rate x against it in its recent training games
 (`env_runners/pool_win_rates/<opponent>`), so the games go where the learner still loses.
-The weights are sent to the env runners' mapping after every iteration.
+The weights are sent to the env runners' mapping after every iteration. A third:
+main exploiters (`opponent_pool(..., exploiters=("main_exploiter",))`, the same names for
+`pool_modules`), policies that train beside the learner and play only against it.
 
 Snapshots live in the Algorithm and its checkpoints (`Algorithm.from_checkpoint` brings
 them back); `--resume` rebuilds the Algorithm from the experiment's config and restores
@@ -164,8 +166,10 @@ class SelfPlayCallback(RLlibCallback):
         chunks = [*(prev_episode_chunks or []), episode]  # a game may span iterations
         won = float(sum(_agent_return(chunk, learners[0]) for chunk in chunks) > 0)
         # Means over this iteration's games only: after a snapshot joins, older games
-        # against weaker opponents must not count towards the next one.
-        metrics_logger.log_value(metrics.WIN_RATE_KEY, won, reduce="mean", clear_on_reduce=True)
+        # against weaker opponents must not count towards the next one. Games against an
+        # exploiter are not games against the pool: they do not bring a snapshot.
+        if opponent not in mapping.exploiters:
+            metrics_logger.log_value(metrics.WIN_RATE_KEY, won, reduce="mean", clear_on_reduce=True)
         metrics_logger.log_value(
             (metrics.POOL_WIN_RATES_KEY, opponent), won, reduce="mean", clear_on_reduce=True
         )
@@ -240,7 +244,7 @@ class SelfPlayCallback(RLlibCallback):
             module_id=snapshot,
             module_spec=RLModuleSpec.from_module(algorithm.get_module(mapping.learner)),
             new_agent_to_module_mapping_fn=new_mapping,
-            new_should_module_be_updated=[mapping.learner],
+            new_should_module_be_updated=[mapping.learner, *mapping.exploiters],
         )
         # The learner's weights (the env runners' copy lacks the value head), as in
         # RLlib's SelfPlayCallback: set_state also syncs them to the env runners.
