@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -145,7 +146,12 @@ def _check_exploiters(
     learner: str, fixed: tuple[str, ...], exploiters: tuple[str, ...], share: float
 ) -> None:
     taken = {learner, RANDOM, *fixed}
-    clashes = [name for name in exploiters if name in taken or exploiters.count(name) > 1]
+    snapshot = re.compile(rf"{re.escape(learner)}_v\d+")  # the names snapshots get
+    clashes = [
+        name
+        for name in exploiters
+        if name in taken or exploiters.count(name) > 1 or snapshot.fullmatch(name)
+    ]
     if clashes:
         raise UsageError(
             f"exploiter name {clashes[0]!r} is taken by another policy of the pool; "
