@@ -30,7 +30,10 @@ did not help: the same seed to 1M steps (3,081 s) stood at 0.59-0.81 (median 0.7
 own (0.28-0.59 at 200k over seeds 0-2), four 3x3 conv layers of 64 (0.30 at 200k on seed 0,
 slower early; not run further) or a plane of ones beside the board's two, so the CNN's zero
 padding differs from an empty square (`masked_ppo_spec(ones_plane=True)`; seeds 0-2 to 500k:
-0.65, 0.73 and 0.68 at 500k, 0.60-0.75 from 400k on: docs/multiagent.md).
+0.65, 0.73 and 0.68 at 500k, 0.60-0.75 from 400k on: docs/multiagent.md), nor a main
+exploiter trained against `main` in half the games (AlphaStar's league; seed 0: 0.38 at
+200k, 0.54-0.65 from 400k on, 0.65 at 500k, while `main` won only 11-19% of its games
+against the exploiter from 476k on: docs/multiagent.md).
 Before the heuristic joined the pool (uniform draws from random and snapshots): 0.15 after
 80k.
 What loses the games at 500k (`rlsuite.evaluate --episodes 400`, seeds 0-2; docs/multiagent.md):
