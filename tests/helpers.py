@@ -155,6 +155,27 @@ def evaluate_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -
 
 
 @contextlib.contextmanager
+def selfplay_algorithm(config: Any) -> Iterator[Any]:
+    """A smoke-sized self-play Algorithm of `config`, everything in this process, on a
+    local Ray. Its callback logs win rates but never snapshots (no win rate exceeds 1):
+    the tests add snapshots themselves."""
+    from rlsuite import envs
+    from rlsuite.multiagent.selfplay import selfplay_callback
+    from rlsuite.rl.smoke import smoke_config
+
+    config = smoke_config(config)
+    config.env_runners(num_env_runners=0)
+    config.callbacks(selfplay_callback(win_rate_threshold=1.0, evaluation_interval=0))
+    envs.register(config.env)
+    with local_ray():
+        algorithm = config.build_algo()
+        try:
+            yield algorithm
+        finally:
+            algorithm.stop()
+
+
+@contextlib.contextmanager
 def local_ray() -> Iterator[None]:
     """A Ray of this test process's own. An Algorithm built here would otherwise start
     Ray with `ray.init()`, which joins the cluster in Ray's address file: whichever

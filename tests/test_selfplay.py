@@ -17,7 +17,7 @@ import torch
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 
-from rlsuite import envs, metrics
+from rlsuite import metrics
 from rlsuite.errors import UsageError
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.launcher.loader import load_experiment
@@ -34,8 +34,7 @@ from rlsuite.multiagent.selfplay import (
     selfplay_callback,
 )
 from rlsuite.results import lookup
-from rlsuite.rl.smoke import smoke_config
-from tests.helpers import ROOT, local_ray
+from tests.helpers import ROOT, selfplay_algorithm
 
 EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
 SEATS = ("player_0", "player_1")
@@ -152,16 +151,8 @@ def test_learner_without_masking() -> None:
 
 @pytest.fixture(scope="module")
 def algorithm() -> Any:
-    config = smoke_config(load_experiment(EXPERIMENT).config)
-    config.env_runners(num_env_runners=0)  # everything in this process
-    # The run's own callback logs win rates but never snapshots (no win rate exceeds 1):
-    # the tests add snapshots themselves.
-    config.callbacks(selfplay_callback(win_rate_threshold=1.0, evaluation_interval=0))
-    envs.register(config.env)
-    with local_ray():
-        algo = config.build_algo()
+    with selfplay_algorithm(load_experiment(EXPERIMENT).config) as algo:
         yield algo
-        algo.stop()
 
 
 @pytest.fixture(scope="module")
