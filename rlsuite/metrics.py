@@ -88,7 +88,8 @@ def policy_return_mean(module_id: str) -> str:
 # runners per iteration. The others are measured by the self-play callback every few
 # iterations in whole games against fixed opponents (greedy actions, half the games moving
 # first); SNAPSHOTS counts the frozen copies of the learner made so far (0: the pool is
-# still the random player). POOL_WIN_RATES: the win rate per pool member in the
+# still the random player), EXPLOITER_SNAPSHOTS those of main exploiters (`league.py`,
+# logged where there are exploiters). POOL_WIN_RATES: the win rate per pool member in the
 # iteration's training games; OPPONENT_SHARES: each member's share of the draws (PFSP).
 # WINS_TAKEN and THREATS_BLOCKED come from the same games against fixed opponents: the
 # learner's share of the positions with a win on the board in which it took one, and of
@@ -97,6 +98,7 @@ WIN_RATE_KEY = "win_rate"
 SELFPLAY_RESULTS = "selfplay"
 WIN_RATE = f"{ENV_RUNNER_RESULTS}/{WIN_RATE_KEY}"
 SNAPSHOTS = f"{SELFPLAY_RESULTS}/snapshots"
+EXPLOITER_SNAPSHOTS = f"{SELFPLAY_RESULTS}/exploiter_snapshots"
 POOL_WIN_RATES_KEY = "pool_win_rates"
 POOL_WIN_RATES = f"{ENV_RUNNER_RESULTS}/{POOL_WIN_RATES_KEY}"
 OPPONENT_SHARES = f"{SELFPLAY_RESULTS}/opponent_shares"

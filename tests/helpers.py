@@ -175,6 +175,22 @@ def selfplay_algorithm(config: Any) -> Iterator[Any]:
             algorithm.stop()
 
 
+def assert_runners_act_with(algorithm: Any, module_id: str, weights: dict[str, Any]) -> None:
+    """Every env runner's copy of `module_id` acts with `weights` (a module's learner
+    weights): each of its inference-only tensors equals the one of the same name."""
+    import torch
+
+    states = algorithm.env_runner_group.foreach_env_runner(
+        lambda runner: runner.module[module_id].get_state(inference_only=True),
+        local_env_runner=True,
+    )
+    assert states
+    for state in states:
+        assert any(name.startswith("pi.") for name in state), sorted(state)  # the policy's
+        for name, tensor in state.items():
+            assert torch.equal(torch.as_tensor(tensor), torch.as_tensor(weights[name])), name
+
+
 @contextlib.contextmanager
 def local_ray() -> Iterator[None]:
     """A Ray of this test process's own. An Algorithm built here would otherwise start

@@ -34,7 +34,7 @@ from rlsuite.multiagent.selfplay import (
     selfplay_callback,
 )
 from rlsuite.results import lookup
-from tests.helpers import ROOT, selfplay_algorithm
+from tests.helpers import ROOT, assert_runners_act_with, selfplay_algorithm
 
 EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
 SEATS = ("player_0", "player_1")
@@ -175,6 +175,9 @@ def test_snapshot_joins_the_pool_with_the_learners_weights(
     weights = algorithm.learner_group.get_weights(module_ids=[LEARNER, "main_v1"])
     for name, tensor in weights[LEARNER].items():
         assert torch.equal(torch.as_tensor(tensor), torch.as_tensor(weights["main_v1"][name]))
+    # The games are played with the env runners' copy, which must hold them too (it held
+    # freshly drawn weights until 2026-11-29: their sync skipped an unchanged sequence number).
+    assert_runners_act_with(algorithm, "main_v1", weights[LEARNER])
     result = algorithm.train()
     sampled = result["env_runners"]["num_module_steps_sampled"]
     assert sampled["main_v1"] > 0  # new games are against the snapshot

@@ -134,6 +134,11 @@ def check_self_play(env_name: str, agents: list[str], config: Any) -> None:
         )
 
 
+def is_copy(policy: str, of: str) -> bool:
+    """Whether `policy` is the name of a frozen copy of `of` (`main_v3` of `main`)."""
+    return re.fullmatch(rf"{re.escape(of)}_v\d+", policy) is not None
+
+
 def _scripted(name: str) -> type:
     if name not in SCRIPTED_MODULES:
         raise UsageError(
@@ -146,11 +151,12 @@ def _check_exploiters(
     learner: str, fixed: tuple[str, ...], exploiters: tuple[str, ...], share: float
 ) -> None:
     taken = {learner, RANDOM, *fixed}
-    snapshot = re.compile(rf"{re.escape(learner)}_v\d+")  # the names snapshots get
     clashes = [
         name
         for name in exploiters
-        if name in taken or exploiters.count(name) > 1 or snapshot.fullmatch(name)
+        if name in taken
+        or exploiters.count(name) > 1
+        or any(is_copy(name, of) for of in (learner, *exploiters))
     ]
     if clashes:
         raise UsageError(

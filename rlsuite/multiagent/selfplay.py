@@ -23,7 +23,9 @@ with weight (1 - x)^2 of the learner's win rate x against it in its recent train
 (`env_runners/pool_win_rates/<opponent>`), so the games go where the learner still loses.
 The weights are sent to the env runners' mapping after every iteration. A third:
 main exploiters (`opponent_pool(..., exploiters=("main_exploiter",))`, the same names for
-`pool_modules`), policies that train beside the learner and play only against it.
+`pool_modules`), policies that train beside the learner and play only against it; with
+`exploiter_reset_below=0.3`, an exploiter against which the learner wins less than that
+share of an iteration's games is frozen into the pool and starts afresh (`league.py`).
 
 Snapshots live in the Algorithm and its checkpoints (`Algorithm.from_checkpoint` brings
 them back); `--resume` rebuilds the Algorithm from the experiment's config and restores
@@ -34,17 +36,22 @@ from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from ray.rllib.callbacks.callbacks import RLlibCallback
-from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_LEARNER_GROUP, COMPONENT_RL_MODULE
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite import envs, metrics
 from rlsuite.errors import UsageError
+from rlsuite.multiagent.league import (
+    add_frozen_copy,
+    copies_made,
+    exploiters_to_renew,
+    next_copy_name,
+    renew_exploiter,
+    set_mapping,
+)
 from rlsuite.multiagent.matches import (
     MatchResults,
     Tactics,
@@ -58,6 +65,7 @@ from rlsuite.multiagent.pool import (
     RANDOM,
     OpponentPool,
     check_self_play,
+    is_copy,
     opponent_pool,
     pool_modules,
 )
@@ -92,8 +100,14 @@ def selfplay_callback(
     evaluation_interval: int = 5,
     evaluation_games: int = 100,
     opponent_sampling: str = "uniform",
+    exploiter_reset_below: float | None = None,
 ) -> Callable[[], SelfPlayCallback]:
     """The callback for `.callbacks()`, its settings checked now (not inside a trial)."""
+    if exploiter_reset_below is not None and not 0 < exploiter_reset_below < 1:
+        raise UsageError(
+            f"exploiter_reset_below={exploiter_reset_below}: the learner's win rate against an "
+            "exploiter below which it is renewed must lie in (0, 1); None never renews"
+        )
     if opponent_sampling not in SAMPLINGS:
         raise UsageError(
             f"opponent_sampling={opponent_sampling!r}: choose {' or '.join(map(repr, SAMPLINGS))}"
@@ -116,6 +130,7 @@ def selfplay_callback(
         evaluation_interval=evaluation_interval,
         evaluation_games=evaluation_games,
         opponent_sampling=opponent_sampling,
+        exploiter_reset_below=exploiter_reset_below,
     )
 
 
@@ -137,6 +152,7 @@ class SelfPlayCallback(RLlibCallback):
         evaluation_interval: int = 5,
         evaluation_games: int = 100,
         opponent_sampling: str = "uniform",
+        exploiter_reset_below: float | None = None,
     ) -> None:
         super().__init__()
         self.win_rate_threshold = win_rate_threshold
@@ -144,6 +160,7 @@ class SelfPlayCallback(RLlibCallback):
         self.evaluation_interval = evaluation_interval
         self.evaluation_games = evaluation_games
         self.opponent_sampling = opponent_sampling
+        self.exploiter_reset_below = exploiter_reset_below
         self.pool_win_rates: dict[str, float] = {}  # smoothed over iterations, for PFSP
 
     def on_episode_end(
@@ -181,11 +198,14 @@ class SelfPlayCallback(RLlibCallback):
         win_rate = lookup(result, metrics.WIN_RATE)
         if win_rate is not None and win_rate > self.win_rate_threshold:
             mapping = self._add_snapshot(algorithm, mapping)
+        if self.exploiter_reset_below is not None:
+            mapping = self._renew_exploiters(algorithm, mapping, result)
         if self.opponent_sampling == "pfsp":
             mapping = self._reweigh(algorithm, mapping, result)
-        _put(
-            result, metrics.SNAPSHOTS, _next_version(algorithm.config.policies, mapping.learner) - 1
-        )
+        _put(result, metrics.SNAPSHOTS, copies_made(algorithm.config.policies, mapping.learner))
+        if mapping.exploiters:
+            frozen = [p for p in mapping.fixed if any(is_copy(p, e) for e in mapping.exploiters)]
+            _put(result, metrics.EXPLOITER_SNAPSHOTS, len(frozen))
         interval, iteration = self.evaluation_interval, algorithm.iteration
         if interval and (iteration == 1 or iteration % interval == 0):  # 1: the baseline
             games = self.evaluate(algorithm, mapping.learner)
@@ -230,41 +250,31 @@ class SelfPlayCallback(RLlibCallback):
         if weights == mapping.weights:
             return mapping
         mapping = replace(mapping, weights=weights)
-        _set_mapping(algorithm, mapping)
+        set_mapping(algorithm, mapping)
         return mapping
 
     def _add_snapshot(self, algorithm: Any, mapping: OpponentPool) -> OpponentPool:
         """Freeze a copy of the learner into the pool; the random player leaves it."""
-        version = _next_version(algorithm.config.policies, mapping.learner)
-        snapshot = f"{mapping.learner}_v{version}"
-        snapshots = [p for p in mapping.opponents if _is_snapshot(p, mapping.learner)]
+        snapshot = next_copy_name(algorithm, mapping.learner)
+        snapshots = [p for p in mapping.opponents if is_copy(p, mapping.learner)]
         pool = (*snapshots, snapshot)[-self.max_snapshots :]
         new_mapping = replace(mapping, opponents=pool, weights=())
-        algorithm.add_module(
-            module_id=snapshot,
-            module_spec=RLModuleSpec.from_module(algorithm.get_module(mapping.learner)),
-            new_agent_to_module_mapping_fn=new_mapping,
-            new_should_module_be_updated=[mapping.learner, *mapping.exploiters],
-        )
-        # The learner's weights (the env runners' copy lacks the value head), as in
-        # RLlib's SelfPlayCallback: set_state also syncs them to the env runners.
-        weights = algorithm.learner_group.get_weights(module_ids=[mapping.learner])
-        state = {snapshot: weights[mapping.learner]}
-        algorithm.set_state(
-            {COMPONENT_LEARNER_GROUP: {COMPONENT_LEARNER: {COMPONENT_RL_MODULE: state}}}
-        )
+        add_frozen_copy(algorithm, mapping.learner, snapshot, new_mapping)
         return new_mapping
 
-
-def _set_mapping(algorithm: Any, mapping: OpponentPool) -> None:
-    """The new mapping for the Algorithm's config (its checkpoints) and its env runners, the
-    way `Algorithm.add_module` hands over a new mapping."""
-    algorithm.config._is_frozen = False
-    algorithm.config.multi_agent(policy_mapping_fn=mapping)
-    algorithm.config.freeze()
-    algorithm.env_runner_group.foreach_env_runner(
-        lambda runner: runner.config.multi_agent(policy_mapping_fn=mapping)
-    )
+    def _renew_exploiters(
+        self, algorithm: Any, mapping: OpponentPool, result: dict
+    ) -> OpponentPool:
+        """Freeze into the pool each exploiter that beat the learner often enough in this
+        iteration's games, and restart it; PFSP starts the copy at the learner's win rate
+        against the exploiter, so the learner meets it at once."""
+        assert self.exploiter_reset_below is not None
+        rates = lookup(result, metrics.POOL_WIN_RATES) or {}
+        for exploiter in exploiters_to_renew(mapping, result, self.exploiter_reset_below):
+            mapping = renew_exploiter(algorithm, mapping, exploiter)
+            self.pool_win_rates[mapping.fixed[-1]] = rates[exploiter]
+            self.pool_win_rates.pop(exploiter, None)  # the fresh one is another player
+        return mapping
 
 
 def _agent_return(episode: Any, agent: str) -> float:
@@ -277,12 +287,3 @@ def _put(result: dict[str, Any], key: str, value: Any) -> None:
     for group in groups:
         result = result.setdefault(group, {})
     result[leaf] = value
-
-
-def _is_snapshot(policy: str, learner: str) -> bool:
-    return re.fullmatch(rf"{re.escape(learner)}_v\d+", policy) is not None
-
-
-def _next_version(policies: Any, learner: str) -> int:
-    versions = [int(p.rsplit("_v", 1)[1]) for p in policies if _is_snapshot(p, learner)]
-    return max(versions, default=0) + 1
