@@ -155,16 +155,16 @@ def evaluate_in_process(capsys: pytest.CaptureFixture[str], *args: str | Path) -
 
 
 @contextlib.contextmanager
-def selfplay_algorithm(config: Any) -> Iterator[Any]:
-    """A smoke-sized self-play Algorithm of `config`, everything in this process, on a
-    local Ray. Its callback logs win rates but never snapshots (no win rate exceeds 1):
-    the tests add snapshots themselves."""
+def selfplay_algorithm(config: Any, remote_env_runners: int = 0) -> Iterator[Any]:
+    """A smoke-sized self-play Algorithm of `config`, everything in this process unless
+    `remote_env_runners`, on a local Ray. Its callback logs win rates but never snapshots
+    (no win rate exceeds 1): the tests add snapshots themselves."""
     from rlsuite import envs
     from rlsuite.multiagent.selfplay import selfplay_callback
     from rlsuite.rl.smoke import smoke_config
 
     config = smoke_config(config)
-    config.env_runners(num_env_runners=0)
+    config.env_runners(num_env_runners=remote_env_runners)
     config.callbacks(selfplay_callback(win_rate_threshold=1.0, evaluation_interval=0))
     envs.register(config.env)
     with local_ray():

@@ -191,6 +191,18 @@ def test_snapshot_joins_the_pool_with_the_learners_weights(
     )
 
 
+def test_a_snapshot_reaches_remote_env_runners() -> None:
+    """The experiment samples on a remote env runner: the snapshot's weights must get there."""
+    with selfplay_algorithm(load_experiment(EXPERIMENT).config, remote_env_runners=1) as algo:
+        algo.train()
+        SelfPlayCallback(win_rate_threshold=0.9, evaluation_interval=0).on_train_result(
+            algorithm=algo, result={"env_runners": {metrics.WIN_RATE_KEY: 1.0}}
+        )
+        assert algo.env_runner_group.num_remote_workers() == 1
+        weights = algo.learner_group.get_weights(module_ids=[LEARNER])[LEARNER]
+        assert_runners_act_with(algo, "main_v1", weights)
+
+
 def test_below_the_threshold_the_pool_stays(algorithm: Any, snapshot_result: dict) -> None:
     before = algorithm.config.policy_mapping_fn
     result = {"env_runners": {metrics.WIN_RATE_KEY: 0.5}}
