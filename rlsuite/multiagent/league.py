@@ -1,9 +1,10 @@
 """The league as it changes during a run: frozen copies of trained policies joining the
 pool, and AlphaStar's renewal of main exploiters.
 
-A frozen copy is a new RLModule added with `Algorithm.add_module` and given the trained
-policy's weights with `Algorithm.set_state`, as RLlib's `SelfPlayCallback` and its
-league example (`self_play_league_based_callback.py`) do. Copies of `main` are named
+A frozen copy is a new RLModule added with `Algorithm.add_module`, as in RLlib's
+`SelfPlayCallback` and its league example (`self_play_league_based_callback.py`), and given
+the trained policy's weights in the learners and on every env runner (`_copy_weights` says
+why not with `Algorithm.set_state`, as those examples do). Copies of `main` are named
 `main_v1`, `main_v2`, ...; copies of an exploiter `<exploiter>_v1`, ...
 
 Renewing an exploiter (AlphaStar, Vinyals et al. 2019: a main exploiter that beats the
@@ -52,8 +53,7 @@ def add_frozen_copy(algorithm: Any, source: str, name: str, new_mapping: Opponen
         new_agent_to_module_mapping_fn=new_mapping,
         new_should_module_be_updated=trained(new_mapping),
     )
-    # The learner's weights (the env runners' copy lacks the value head), as in RLlib's
-    # SelfPlayCallback: set_state also syncs them to the env runners.
+    # The learner's weights: the env runners' copy of `source` lacks the value head.
     _copy_weights(algorithm, {name: source})
 
 
