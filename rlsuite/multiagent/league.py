@@ -2,10 +2,10 @@
 pool, and AlphaStar's renewal of main exploiters.
 
 A frozen copy is a new RLModule added with `Algorithm.add_module`, as in RLlib's
-`SelfPlayCallback` and its league example (`self_play_league_based_callback.py`), and given
-the trained policy's weights in the learners and on every env runner (`_copy_weights` says
-why not with `Algorithm.set_state`, as those examples do). Copies of `main` are named
-`main_v1`, `main_v2`, ...; copies of an exploiter `<exploiter>_v1`, ...
+`SelfPlayCallback` and its league example (`self_play_league_based_callback.py`), and
+given the trained policy's weights in the learners and on every env runner (not with
+`Algorithm.set_state`, as those examples do: `rlsuite/rl/weights_sync.py` says why).
+Copies of `main` are named `main_v1`, `main_v2`, ...; of an exploiter `<exploiter>_v1`, ...
 
 Renewing an exploiter (AlphaStar, Vinyals et al. 2019: a main exploiter that beats the
 main agent in over 70% of its games is frozen into the league and reset): its frozen copy
@@ -29,6 +29,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 from rlsuite import metrics
 from rlsuite.multiagent.pool import OpponentPool, is_copy
 from rlsuite.results import lookup
+from rlsuite.rl.weights_sync import push_weights
 
 
 def copies_made(policies: Any, of: str) -> int:
@@ -95,27 +96,12 @@ def renew_exploiter(algorithm: Any, mapping: OpponentPool, exploiter: str) -> Op
 
 def _copy_weights(algorithm: Any, sources: dict[str, str]) -> None:
     """Set each module of `sources` to its source module's learner weights, in the
-    learners and on every env runner."""
-    modules = sorted(set(sources.values()))
-    weights = algorithm.learner_group.get_weights(module_ids=modules)
+    learners and on every env runner (not with `Algorithm.set_state`, whose sync the env
+    runners skip: `rlsuite/rl/weights_sync.py`)."""
+    weights = algorithm.learner_group.get_weights(module_ids=sorted(set(sources.values())))
     state = {target: weights[source] for target, source in sources.items()}
     algorithm.learner_group.set_state({COMPONENT_LEARNER: {COMPONENT_RL_MODULE: state}})
-    # Not `Algorithm.set_state`, which syncs the env runners with the learners' weights
-    # sequence number: unchanged since the iteration's own sync, so they would skip it
-    # and play the new module with the random weights it was built with (RLlib's
-    # SelfPlayCallback, which this once followed, has that gap). A state without a
-    # sequence number is always applied. The env runners hold inference-only modules.
-    components = [f"{COMPONENT_LEARNER}/{COMPONENT_RL_MODULE}/{m}" for m in modules]
-    acting = algorithm.learner_group.get_state(components=components, inference_only=True)
-    acting = acting[COMPONENT_LEARNER][COMPONENT_RL_MODULE]
-    runner_state = {
-        COMPONENT_RL_MODULE: {target: acting[source] for target, source in sources.items()}
-    }
-    for group in (algorithm.env_runner_group, algorithm.eval_env_runner_group):
-        if group is not None:
-            group.foreach_env_runner(
-                lambda runner: runner.set_state(runner_state), local_env_runner=True
-            )
+    push_weights(algorithm, sources)
 
 
 def set_mapping(algorithm: Any, mapping: OpponentPool) -> None:

@@ -18,6 +18,7 @@ from rlsuite.options import RunOptions
 from rlsuite.rl import pbt_check, ranges, smoke, validate
 from rlsuite.rl.overrides import apply_sets
 from rlsuite.rl.seeding import with_seeded_replay
+from rlsuite.rl.weights_sync import with_weights_pushed_after_restore
 
 
 class RLWorkload:
@@ -61,6 +62,9 @@ class RLWorkload:
     def param_space(self, experiment: Experiment) -> dict[str, Any]:
         """The RLlib config as Tune's param space, with the experiment's search on top."""
         config = with_seeded_replay(_config(experiment).copy(copy_frozen=False))
+        # PBT and PB2 restore checkpoints into running trials: their env runners must act
+        # with the restored weights (weights_sync.py says why RLlib's own sync skips them).
+        config = with_weights_pushed_after_restore(config)
         if isinstance(experiment.scheduler, PBT | PB2):
             config = pbt_check.with_check(config)
         if experiment.max_failures == 0:
