@@ -88,7 +88,7 @@ def policy_return_mean(module_id: str) -> str:
 # runners per iteration. The others are measured by the self-play callback every few
 # iterations in whole games against fixed opponents (greedy actions, half the games moving
 # first); SNAPSHOTS counts the frozen copies of the learner made so far (0: the pool is
-# still the random player), EXPLOITER_SNAPSHOTS those of main exploiters (`league.py`,
+# still the random player), EXPLOITER_SNAPSHOTS those made of main exploiters (`league.py`,
 # logged where there are exploiters). POOL_WIN_RATES: the win rate per pool member in the
 # iteration's training games; OPPONENT_SHARES: each member's share of the draws (PFSP).
 # WINS_TAKEN and THREATS_BLOCKED come from the same games against fixed opponents: the

@@ -1,6 +1,7 @@
-"""After a checkpoint is loaded into a running Algorithm (what Tune's PBT and PB2 exploit
-does), its env runners act with the restored weights: RLlib's own sync skips them
-(rlsuite/rl/weights_sync.py), the callback the launcher adds pushes them."""
+"""After a checkpoint is loaded into an Algorithm that has trained, its env runners act
+with the restored weights: RLlib's own sync skips them (rlsuite/rl/weights_sync.py), the
+callback the launcher adds pushes them. (Tune's PBT restores into a new actor, which RLlib
+syncs; the push is a safeguard for restores into a live one.)"""
 
 from __future__ import annotations
 
@@ -53,8 +54,8 @@ def ray_session() -> Iterator[None]:
 def test_env_runners_act_with_a_loaded_checkpoint(
     ray_session: None, tmp_path: Path, pushed: bool
 ) -> None:
-    """Train, save, train on, load the saved checkpoint as Tune's `Trainable.restore`
-    does. Unpushed is RLlib's behaviour: if an upgrade fixes it, this case fails and the
+    """Train, save, train on, load the saved checkpoint with the Trainable API that
+    `Trainable.restore` calls. Unpushed is RLlib's behaviour: if an upgrade fixes it, this case fails and the
     push can go."""
     algorithm = cartpole(pushed).build_algo()
     try:

@@ -62,22 +62,31 @@ def exploiters_to_renew(mapping: OpponentPool, result: dict, below: float) -> li
     """The exploiters against which the learner won less than `below` of this iteration's
     games (none where they played no game)."""
     rates = lookup(result, metrics.POOL_WIN_RATES) or {}
-    return [
-        name
-        for name in mapping.exploiters
-        if isinstance(rates.get(name), float) and math.isfinite(rates[name]) and rates[name] < below
-    ]
+    renew = []
+    for name in mapping.exploiters:
+        rate = rates.get(name)
+        # RLlib reports a numpy float, and NaN for a key cleared without games.
+        if rate is not None and math.isfinite(float(rate)) and float(rate) < below:
+            renew.append(name)
+    return renew
 
 
-def renew_exploiter(algorithm: Any, mapping: OpponentPool, exploiter: str) -> OpponentPool:
-    """Freeze a copy of `exploiter` into the pool's fixed members and restart it from a
-    fresh module; returns the new mapping (PFSP's weights dropped: the members changed)."""
+def renew_exploiter(
+    algorithm: Any, mapping: OpponentPool, exploiter: str, keep: int
+) -> OpponentPool:
+    """Freeze a copy of `exploiter` into the pool's fixed members, the newest `keep` of its
+    copies staying there (older ones stay in the Algorithm, unplayed, as old snapshots of
+    the learner do), and restart it from a fresh module; returns the new mapping, the copy
+    last in `fixed` (PFSP's weights dropped: the members changed)."""
     frozen = next_copy_name(algorithm, exploiter)
-    new_mapping = replace(mapping, fixed=(*mapping.fixed, frozen), weights=())
+    others = tuple(p for p in mapping.fixed if not is_copy(p, exploiter))
+    copies = tuple(p for p in mapping.fixed if is_copy(p, exploiter))
+    new_mapping = replace(mapping, fixed=(*others, *(*copies, frozen)[-keep:]), weights=())
     add_frozen_copy(algorithm, exploiter, frozen, new_mapping)
     spec = RLModuleSpec.from_module(algorithm.get_module(exploiter))
-    # Between the two calls no game is played: unfinished games against the exploiter
-    # go on against its fresh module.
+    overrides = algorithm.config.algorithm_config_overrides_per_module.get(exploiter)
+    # RLlib's remove_module resets the env runners' episodes, so every unfinished game
+    # of this iteration's sampling is dropped (as when RLlib's league examples remove one).
     algorithm.remove_module(
         module_id=exploiter,
         new_agent_to_module_mapping_fn=new_mapping,
@@ -86,6 +95,7 @@ def renew_exploiter(algorithm: Any, mapping: OpponentPool, exploiter: str) -> Op
     algorithm.add_module(
         module_id=exploiter,
         module_spec=spec,
+        config_overrides=overrides,  # remove_module dropped the exploiter's own settings
         new_agent_to_module_mapping_fn=new_mapping,
         new_should_module_be_updated=trained(new_mapping),
     )

@@ -204,8 +204,8 @@ class SelfPlayCallback(RLlibCallback):
             mapping = self._reweigh(algorithm, mapping, result)
         _put(result, metrics.SNAPSHOTS, copies_made(algorithm.config.policies, mapping.learner))
         if mapping.exploiters:
-            frozen = [p for p in mapping.fixed if any(is_copy(p, e) for e in mapping.exploiters)]
-            _put(result, metrics.EXPLOITER_SNAPSHOTS, len(frozen))
+            made = sum(copies_made(algorithm.config.policies, e) for e in mapping.exploiters)
+            _put(result, metrics.EXPLOITER_SNAPSHOTS, made)
         interval, iteration = self.evaluation_interval, algorithm.iteration
         if interval and (iteration == 1 or iteration % interval == 0):  # 1: the baseline
             games = self.evaluate(algorithm, mapping.learner)
@@ -239,8 +239,8 @@ class SelfPlayCallback(RLlibCallback):
         """PFSP: new draw weights from this iteration's win rates, averaged with the
         earlier ones (an opponent drawn rarely plays few games an iteration)."""
         for opponent, rate in (lookup(result, metrics.POOL_WIN_RATES) or {}).items():
-            if not math.isfinite(rate):
-                continue  # RLlib keeps a cleared key as NaN: no games this iteration
+            if opponent not in mapping.members or not math.isfinite(rate):
+                continue  # an exploiter; or no games this iteration (RLlib keeps NaN)
             earlier = self.pool_win_rates.get(opponent, rate)
             self.pool_win_rates[opponent] = (earlier + rate) / 2
         weights = pfsp_weights(mapping.members, self.pool_win_rates)
@@ -271,9 +271,8 @@ class SelfPlayCallback(RLlibCallback):
         assert self.exploiter_reset_below is not None
         rates = lookup(result, metrics.POOL_WIN_RATES) or {}
         for exploiter in exploiters_to_renew(mapping, result, self.exploiter_reset_below):
-            mapping = renew_exploiter(algorithm, mapping, exploiter)
-            self.pool_win_rates[mapping.fixed[-1]] = rates[exploiter]
-            self.pool_win_rates.pop(exploiter, None)  # the fresh one is another player
+            mapping = renew_exploiter(algorithm, mapping, exploiter, self.max_snapshots)
+            self.pool_win_rates[mapping.fixed[-1]] = float(rates[exploiter])
         return mapping
 
 

@@ -1,18 +1,20 @@
-"""The env runners act with the learners' weights after a checkpoint is loaded into a
-running Algorithm, and after the self-play league adds or restarts a module.
+"""The env runners act with the learners' weights after the self-play league adds or
+restarts a module, and after a checkpoint is loaded into an Algorithm that has trained.
 
 RLlib's env runners apply a weight sync only when its sequence number is above the one
 they hold (`EnvRunner.set_state`; the number counts learner updates), and
 `Algorithm.set_state`, `add_module` and `restore_from_path` sync them under the learners'
-current number. That number has not moved since the iteration's own sync when a league
-adds a module, and after a restore it is the checkpoint's, seldom above the runners' own.
-So the runners skipped those syncs: self-play snapshots played with the random weights
-they were built with, and after Tune's PBT or PB2 exploit (`Trainable.restore` ->
-`Algorithm.load_checkpoint`) a trial's first iteration sampled with its own old, losing
-policy while its learner trained the exploited one on that data (both checked:
-tests/test_weights_sync.py). Frozen modules are never synced again, and a trained one
-only after the next update. A state without a sequence number is always applied: that
-is what these pushes send.
+current number. When a league adds a module that number has not moved since the
+iteration's own sync, so the runners skipped it and self-play snapshots played with the
+random weights they were built with (tests/test_selfplay.py); frozen modules are never
+synced again. After `Algorithm.load_checkpoint` into an Algorithm that has trained the
+number is the checkpoint's, seldom above the runners' own, so they keep acting with the
+old weights until the next update (tests/test_weights_sync.py). The launcher's own
+restores do not hit that: Tune's PBT and PB2 restore an exploit into a new actor (Tune's
+`reuse_actors` is off, and RLlib's Algorithm has no `reset_config`), whose runners start
+at number 0 and take any sync. The push after a restore is a safeguard for restores into
+a live Algorithm (a callback's or a script's `load_checkpoint`). A state without a
+sequence number is always applied: that is what these pushes send.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import ray
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 from ray.rllib.core import COMPONENT_LEARNER, COMPONENT_RL_MODULE
 from ray.rllib.utils import force_list
@@ -37,7 +40,7 @@ def push_weights(algorithm: Any, sources: Mapping[str, str] | None = None) -> No
     weights = state[COMPONENT_LEARNER][COMPONENT_RL_MODULE]
     if sources:
         weights = {target: weights[source] for target, source in sources.items()}
-    runner_state = {COMPONENT_RL_MODULE: weights}
+    runner_state = {COMPONENT_RL_MODULE: ray.put(weights)}  # one copy for all runners
     for group in (algorithm.env_runner_group, algorithm.eval_env_runner_group):
         if group is not None:
             group.foreach_env_runner(
