@@ -12,11 +12,13 @@ heuristic and a held-out two-ply "careful" player (the heuristic that never hand
 win; not in the pool) and reports `selfplay/win_rate_vs_<player>`.
 
 Expected: against the heuristic 0.9 within 500k env steps, where the run stops: NOT
-reached. Over seeds 0-2 (docs/benchmarks.md, `python scripts/benchmark.py --only
-selfplay_connect4`, 1,604-1,896 s of training a seed): against the heuristic 0.79, 0.70 and
-0.70 at 500k (0.73-0.82, 0.67-0.76 and 0.66-0.70 over the evaluations from 400k on),
-against random an IQM of 0.956 [0.946, 0.962] over the last 5 iterations (the table's
-score: the experiment's metric), against "careful" 0.72, 0.68 and 0.70. An earlier run of
+reached. Over seeds 0-2 (docs/benchmarks.md, 2026-11-29, `python scripts/benchmark.py
+--only selfplay_connect4`, 651-793 s of training a seed): against the heuristic 0.74, 0.77
+and 0.60 at 500k (0.67-0.77, 0.63-0.77 and 0.54-0.62 over the evaluations from 400k on),
+against random an IQM of 0.92 [0.896, 0.964] over the last 5 iterations (the table's
+score: the experiment's metric), against "careful" 0.64, 0.64 and 0.47. Until 2026-11-29
+snapshots played with untrained weights (a bug, docs/multiagent.md); the row measured with
+it (0.79, 0.70 and 0.70 at 500k) had 4, 1 and 0 snapshots, today's 1, 0 and 0. An earlier run of
 seed 0 (1,694 s of training, 295 env steps/s):
 greedy win rate against the heuristic 0.04, 0.20, 0.43, 0.61 and 0.63-0.71 after 20k,
 80k, 180k, 400k and 460k-500k env steps; against "careful" 0.54-0.64 and against random
