@@ -35,7 +35,9 @@ padding differs from an empty square (`masked_ppo_spec(ones_plane=True)`; seeds 
 0.65, 0.73 and 0.68 at 500k, 0.60-0.75 from 400k on: docs/multiagent.md), nor a main
 exploiter trained against `main` in half the games (AlphaStar's league; seed 0: 0.38 at
 200k, 0.54-0.65 from 400k on, 0.65 at 500k, while `main` won only 11-19% of its games
-against the exploiter from 476k on: docs/multiagent.md).
+against the exploiter from 476k on: docs/multiagent.md), nor that exploiter renewed as
+AlphaStar does when it beats `main` (`exploiter_reset_below=0.3`: renewed at 248k and 316k;
+0.49-0.58 from 400k on, 0.57 at 500k).
 Before the heuristic joined the pool (uniform draws from random and snapshots): 0.15 after
 80k.
 What loses the games at 500k (`rlsuite.evaluate --episodes 400`, seeds 0-2; docs/multiagent.md):
