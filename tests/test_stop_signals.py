@@ -148,10 +148,12 @@ def test_through_ray_client_tunes_interrupt_is_a_keyboard_interrupt(
     """Through Ray Client Tune's loop runs on the cluster and installs no SIGUSR1 handler
     here: the end of SIGTERM's grace is a KeyboardInterrupt, not SIGUSR1's default (death)."""
     monkeypatch.setattr(shutdown_module, "_through_ray_client", lambda: True)
-    # No SIGUSR1 handler, as in such a driver. An earlier in-process Tune run of this test
-    # worker leaves Tune's (tune.run installs it and never restores the old one), and with
-    # it this test failed in CI, depending on which test files its worker had run.
+    # Python's own handlers, as in such a driver: no SIGUSR1 handler, and SIGINT raising
+    # KeyboardInterrupt. An earlier in-process Tune run of this test worker leaves Tune's
+    # for both (tune.run installs them and never restores the old ones), and with them this
+    # test failed in CI, depending on which test files its worker had run.
     usr1 = signal.signal(signal.SIGUSR1, signal.SIG_DFL)
+    sigint = signal.signal(signal.SIGINT, signal.default_int_handler)
     before = signal.getsignal(signal.SIGINT)
     stop = Shutdown()
     stop.install()
@@ -166,6 +168,7 @@ def test_through_ray_client_tunes_interrupt_is_a_keyboard_interrupt(
     finally:
         stop.uninstall()
         signal.signal(signal.SIGUSR1, usr1)
+        signal.signal(signal.SIGINT, sigint)
 
 
 def test_sigterm_to_the_whole_process_group_exits_143_with_the_resume_line(
