@@ -34,7 +34,8 @@ from rlsuite.multiagent.selfplay import (
     selfplay_callback,
 )
 from rlsuite.results import lookup
-from tests.helpers import ROOT, assert_runners_act_with, selfplay_algorithm
+from tests.helpers import ROOT
+from tests.selfplay_helpers import assert_runners_act_with, selfplay_algorithm
 
 EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
 SEATS = ("player_0", "player_1")
