@@ -38,10 +38,6 @@ def copies_made(policies: Any, of: str) -> int:
     return max(versions, default=0)
 
 
-def trained(mapping: OpponentPool) -> list[str]:
-    return [mapping.learner, *mapping.exploiters]
-
-
 def next_copy_name(algorithm: Any, source: str) -> str:
     return f"{source}_v{copies_made(algorithm.config.policies, source) + 1}"
 
@@ -52,7 +48,7 @@ def add_frozen_copy(algorithm: Any, source: str, name: str, new_mapping: Opponen
         module_id=name,
         module_spec=RLModuleSpec.from_module(algorithm.get_module(source)),
         new_agent_to_module_mapping_fn=new_mapping,
-        new_should_module_be_updated=trained(new_mapping),
+        new_should_module_be_updated=new_mapping.trained,
     )
     # The learner's weights: the env runners' copy of `source` lacks the value head.
     _copy_weights(algorithm, {name: source})
@@ -90,17 +86,17 @@ def renew_exploiter(
     algorithm.remove_module(
         module_id=exploiter,
         new_agent_to_module_mapping_fn=new_mapping,
-        new_should_module_be_updated=[p for p in trained(new_mapping) if p != exploiter],
+        new_should_module_be_updated=[p for p in new_mapping.trained if p != exploiter],
     )
     algorithm.add_module(
         module_id=exploiter,
         module_spec=spec,
         config_overrides=overrides,  # remove_module dropped the exploiter's own settings
         new_agent_to_module_mapping_fn=new_mapping,
-        new_should_module_be_updated=trained(new_mapping),
+        new_should_module_be_updated=new_mapping.trained,
     )
     # The env runners built their own fresh module: give them the learner's.
-    _copy_weights(algorithm, {exploiter: exploiter})
+    push_weights(algorithm, {exploiter: exploiter})
     return new_mapping
 
 

@@ -55,6 +55,11 @@ class OpponentPool:
     def members(self) -> tuple[str, ...]:
         return (*self.opponents, *self.fixed)
 
+    @property
+    def trained(self) -> list[str]:
+        """The policies that learn: the learner and the exploiters."""
+        return [self.learner, *self.exploiters]
+
     def __call__(self, agent_id: str, episode: Any = None, **kwargs: Any) -> str:
         if agent_id not in self.seats:
             raise KeyError(f"agent {agent_id!r} is not a seat of this game {self.seats}")
@@ -125,7 +130,7 @@ def check_self_play(env_name: str, agents: list[str], config: Any) -> None:
         trained = {policy for policy in config.policies if to_train(policy, None)}
     else:
         trained = set(to_train)
-    expected = [mapping.learner, *mapping.exploiters]
+    expected = mapping.trained
     if trained != set(expected):
         names = ", ".join(f"'{name}'" for name in expected)
         raise UsageError(
