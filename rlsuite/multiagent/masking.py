@@ -6,7 +6,9 @@ log(mask) to the action logits, so illegal moves get zero probability when actin
 the loss. The registry's turn-based games give exactly those keys (envs/multiagent.py).
 `masked_ppo_spec(ones_plane=True)` adds a constant plane of ones to a board observation
 inside the module (OnesPlaneMaskingTorchRLModule), so a CNN can tell the board's edge from
-an empty square; scripted players and the env keep the board as it is.
+an empty square; `landing_plane=True` adds a plane marking where a piece dropped in each
+column lands (LandingPlaneMaskingTorchRLModule). Scripted players and the env keep the
+board as it is.
 
 Importing it directly logs a deprecation notice about a PPO module it imports under an
 old name, once per process; on bad input that would be a second line next to the one-line
@@ -37,13 +39,13 @@ finally:
     _deprecation_logger.disabled = _was_disabled
 
 
-class OnesPlaneMaskingTorchRLModule(ActionMaskingTorchRLModule):
-    """RLlib's masking module with a constant plane of ones after the board's planes.
+class _ExtraPlanesMaskingTorchRLModule(ActionMaskingTorchRLModule):
+    """RLlib's masking module whose network reads planes computed from the board after the
+    board's own planes; the env, the scripted players and the module's observation space
+    keep the board as it is."""
 
-    A CNN zero-pads the board, so off the board looks like an empty square; the ones plane
-    (AlphaGo's "ones" input feature, Silver et al. 2016) tells the two apart, so a filter
-    can see where the board ends: the bottom row has no empty square under it, and a line
-    that runs off the edge is not an open line."""
+    extra_low: tuple[float, ...] = ()
+    extra_high: tuple[float, ...] = ()
 
     def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
         not_a_board = ValueError(
@@ -56,41 +58,90 @@ class OnesPlaneMaskingTorchRLModule(ActionMaskingTorchRLModule):
         if not isinstance(board, gym.spaces.Box) or len(board.shape) != 3:
             raise not_a_board
         self.env_observation_space = observation_space
-        ones = np.ones((*board.shape[:2], 1), np.float32)
-        with_ones = gym.spaces.Box(
-            np.concatenate([board.low.astype(np.float32), ones], axis=-1),
-            np.concatenate([board.high.astype(np.float32), ones], axis=-1),
+        extra = np.ones((*board.shape[:2], len(self.extra_low)), np.float32)
+        low = extra * np.asarray(self.extra_low, np.float32)
+        high = extra * np.asarray(self.extra_high, np.float32)
+        with_planes = gym.spaces.Box(
+            np.concatenate([board.low.astype(np.float32), low], axis=-1),
+            np.concatenate([board.high.astype(np.float32), high], axis=-1),
             dtype=np.float32,
         )
-        spaces = {**observation_space.spaces, "observations": with_ones}
+        spaces = {**observation_space.spaces, "observations": with_planes}
         super().__init__(observation_space=gym.spaces.Dict(spaces), **kwargs)
 
     def setup(self) -> None:
         super().setup()
         # The env's space, not the network's: a copy made with RLModuleSpec.from_module
-        # (a self-play snapshot) must add the plane once, not twice.
+        # (a self-play snapshot) must add the planes once, not twice.
         self.observation_space = self.env_observation_space
 
     def _preprocess_batch(self, batch: dict[str, Any], **kwargs: Any) -> tuple[Any, dict]:
         action_mask, batch = super()._preprocess_batch(batch, **kwargs)
         board = batch[Columns.OBS]
-        batch[Columns.OBS] = torch.cat([board, torch.ones_like(board[..., :1])], dim=-1)
+        batch[Columns.OBS] = torch.cat([board, self._planes(board)], dim=-1)
         return action_mask, batch
+
+    def _planes(self, board: torch.Tensor) -> torch.Tensor:
+        raise NotImplementedError
+
+
+class OnesPlaneMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
+    """RLlib's masking module with a constant plane of ones after the board's planes.
+
+    A CNN zero-pads the board, so off the board looks like an empty square; the ones plane
+    (AlphaGo's "ones" input feature, Silver et al. 2016) tells the two apart, so a filter
+    can see where the board ends: the bottom row has no empty square under it, and a line
+    that runs off the edge is not an open line."""
+
+    extra_low = (1.0,)
+    extra_high = (1.0,)
+
+    def _planes(self, board: torch.Tensor) -> torch.Tensor:
+        return torch.ones_like(board[..., :1])
+
+
+class LandingPlaneMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
+    """RLlib's masking module with a plane marking, in each column that is not full, the
+    square a piece dropped there lands on (row 0 the top, as in PettingZoo's connect four).
+
+    It is AlphaGo's legal-move input feature for a board with gravity: the moves are the
+    columns, but whether a move wins or blocks depends on the square it lands on, which a
+    CNN otherwise has to work out from the whole column. With the plane, a 4x4 filter sees
+    three in a line and the square that completes it in one window."""
+
+    extra_low = (0.0,)
+    extra_high = (1.0,)
+
+    def _planes(self, board: torch.Tensor) -> torch.Tensor:
+        occupied = board.sum(dim=-1).clamp(max=1.0)
+        floor = torch.ones_like(occupied[..., :1, :])
+        below_is_filled = torch.cat([occupied[..., 1:, :], floor], dim=-2)
+        return ((1.0 - occupied) * below_is_filled).unsqueeze(-1)
 
 
 def masked_ppo_spec(
-    model_config: DefaultModelConfig | None = None, ones_plane: bool = False
+    model_config: DefaultModelConfig | None = None,
+    ones_plane: bool = False,
+    landing_plane: bool = False,
 ) -> RLModuleSpec:
     """A PPO RLModule that applies the observation's action mask (the model config defaults
     to the algorithm's `.rl_module(model_config=...)`); `ones_plane` adds a constant plane
-    to a board observation (OnesPlaneMaskingTorchRLModule)."""
-    module_class = OnesPlaneMaskingTorchRLModule if ones_plane else ActionMaskingTorchRLModule
+    to a board observation (OnesPlaneMaskingTorchRLModule), `landing_plane` the squares a
+    dropped piece lands on (LandingPlaneMaskingTorchRLModule)."""
+    if ones_plane and landing_plane:
+        raise ValueError("masked_ppo_spec takes one of ones_plane and landing_plane, not both")
+    module_class: type[ActionMaskingTorchRLModule] = ActionMaskingTorchRLModule
+    if ones_plane:
+        module_class = OnesPlaneMaskingTorchRLModule
+    elif landing_plane:
+        module_class = LandingPlaneMaskingTorchRLModule
     return RLModuleSpec(module_class=module_class, model_config=model_config)
 
 
 __all__ = [
     "ActionMaskingRLModule",
     "ActionMaskingTorchRLModule",
+    "LandingPlaneMaskingTorchRLModule",
     "OnesPlaneMaskingTorchRLModule",
     "masked_ppo_spec",
 ]
