@@ -8,8 +8,8 @@ ending between 1.0M and 1.2M env steps, 1.35M steps in 454 s, with RLlib's "same
 version of the CNN the file had then. The file as it is (the unpadded CNN below, CleanRL's),
 seed 0 on 2 vCPUs to 1M env steps (2,197 s of training): from -20.5 over the first 100k
 steps to -17.5 over the last 100k; seed 1 (2,272 s): -19.7 over the last 100k; the padded
-CNN, seed 0 (3,889 s of training): -12.0 over the last 100k, ahead per env step, level or
-behind per second of training (docs/performance.md). Returns are game scores; rewards are
+CNN, seed 0 (3,889 s of training): -12.0 over the last 100k, seed 1: -15.6, ahead per env
+step, level or behind per second of training (docs/performance.md). Returns are game scores; rewards are
 clipped to [-1, 1] for learning, which leaves Pong's unchanged.
 """
 
