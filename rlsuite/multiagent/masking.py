@@ -123,18 +123,26 @@ def masked_ppo_spec(
     model_config: DefaultModelConfig | None = None,
     ones_plane: bool = False,
     landing_plane: bool = False,
+    mirror: bool = False,
 ) -> RLModuleSpec:
     """A PPO RLModule that applies the observation's action mask (the model config defaults
-    to the algorithm's `.rl_module(model_config=...)`); `ones_plane` adds a constant plane
-    to a board observation (OnesPlaneMaskingTorchRLModule), `landing_plane` the squares a
-    dropped piece lands on (LandingPlaneMaskingTorchRLModule)."""
-    if ones_plane and landing_plane:
-        raise ValueError("masked_ppo_spec takes one of ones_plane and landing_plane, not both")
+    to the algorithm's `.rl_module(model_config=...)`); at most one of: `ones_plane` adds a
+    constant plane to a board observation (OnesPlaneMaskingTorchRLModule), `landing_plane`
+    the squares a dropped piece lands on (LandingPlaneMaskingTorchRLModule), `mirror` makes
+    the policy play the board and its mirror image alike (rlsuite.multiagent.mirror)."""
+    options = {"ones_plane": ones_plane, "landing_plane": landing_plane, "mirror": mirror}
+    chosen = [name for name, on in options.items() if on]
+    if len(chosen) > 1:
+        raise ValueError(f"masked_ppo_spec takes one of {', '.join(chosen)}, not several")
     module_class: type[ActionMaskingTorchRLModule] = ActionMaskingTorchRLModule
     if ones_plane:
         module_class = OnesPlaneMaskingTorchRLModule
     elif landing_plane:
         module_class = LandingPlaneMaskingTorchRLModule
+    elif mirror:
+        from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
+
+        module_class = MirrorMaskingTorchRLModule
     return RLModuleSpec(module_class=module_class, model_config=model_config)
 
 

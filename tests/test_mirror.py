@@ -1,0 +1,93 @@
+"""rlsuite.multiagent.mirror: the policy plays a mirrored board with mirrored moves, the
+value does not change, masks still decide the legal moves, and training sees what acting
+sees (PPO's learner hands the training pass's embeddings to compute_values)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+
+import envs
+from rlsuite.multiagent.masking import masked_ppo_spec
+from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
+
+BOARD_CNN = DefaultModelConfig(conv_filters=[[8, [4, 4], 1]], head_fcnet_hiddens=[16])
+
+
+@pytest.fixture(scope="module")
+def module() -> MirrorMaskingTorchRLModule:
+    env = envs.make("classic/connect_four", {})
+    try:
+        spec = masked_ppo_spec(BOARD_CNN, mirror=True)
+        spec.observation_space = env.observation_spaces["player_0"]
+        spec.action_space = env.action_spaces["player_0"]
+        built = spec.build()
+    finally:
+        env.close()
+    assert isinstance(built, MirrorMaskingTorchRLModule)
+    return built
+
+
+def _batch(boards: np.ndarray, masks: np.ndarray) -> dict:
+    return {
+        Columns.OBS: {
+            "observations": torch.as_tensor(boards, dtype=torch.float32),
+            "action_mask": torch.as_tensor(masks, dtype=torch.float32),
+        }
+    }
+
+
+def _boards(n: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    boards = (rng.random((n, 6, 7, 2)) < 0.3).astype(np.float32)
+    masks = np.ones((n, 7), np.float32)
+    masks[:, 1] = 0.0  # a full column left of the centre
+    return boards, masks
+
+
+def _logits(module, boards, masks) -> np.ndarray:
+    with torch.no_grad():
+        out = module.forward_inference(_batch(boards, masks))
+    return out[Columns.ACTION_DIST_INPUTS].numpy()
+
+
+def test_a_mirrored_board_gets_the_mirrored_moves(module) -> None:
+    boards, masks = _boards(4)
+    plain = _logits(module, boards, masks)
+    mirrored = _logits(module, boards[:, :, ::-1].copy(), masks[:, ::-1].copy())
+    np.testing.assert_allclose(mirrored, plain[:, ::-1], rtol=1e-5, atol=1e-5)
+    probabilities = torch.softmax(torch.as_tensor(plain), dim=-1).numpy()
+    assert probabilities[:, 1].max() < 1e-6  # the mask still rules, in the board's order
+    assert not np.allclose(plain[:, 0], plain[:, 6])  # symmetric play, not a symmetric board
+
+
+def test_the_value_is_the_same_in_the_mirror(module) -> None:
+    boards, masks = _boards(4)
+    with torch.no_grad():
+        plain = module.compute_values(_batch(boards, masks))
+        mirrored = module.compute_values(_batch(boards[:, :, ::-1].copy(), masks))
+    assert plain.shape == (4,)
+    torch.testing.assert_close(mirrored, plain)
+
+
+def test_training_sees_what_acting_sees(module) -> None:
+    boards, masks = _boards(3)
+    with torch.no_grad():
+        acting = module.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+        batch = _batch(boards, masks)
+        values = module.compute_values(batch)  # unpacks the observation in place
+        trained = module.forward_train(batch)
+        from_embeddings = module.compute_values(batch, trained[Columns.EMBEDDINGS])
+    torch.testing.assert_close(trained[Columns.ACTION_DIST_INPUTS], acting)
+    torch.testing.assert_close(from_embeddings, values)
+
+
+def test_a_copy_of_the_module_takes_its_weights(module) -> None:
+    copy = RLModuleSpec.from_module(module).build()
+    copy.set_state(module.get_state())
+    boards, masks = _boards(2)
+    np.testing.assert_allclose(_logits(copy, boards, masks), _logits(module, boards, masks))
