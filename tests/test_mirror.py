@@ -4,6 +4,7 @@ sees (PPO's learner hands the training pass's embeddings to compute_values)."""
 
 from __future__ import annotations
 
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -61,7 +62,8 @@ def test_a_mirrored_board_gets_the_mirrored_moves(module) -> None:
     mirrored = _logits(module, boards[:, :, ::-1].copy(), masks[:, ::-1].copy())
     np.testing.assert_allclose(mirrored, plain[:, ::-1], rtol=1e-5, atol=1e-5)
     probabilities = torch.softmax(torch.as_tensor(plain), dim=-1).numpy()
-    assert probabilities[:, 1].max() < 1e-6  # the mask still rules, in the board's order
+    assert probabilities[:, 1].max() < 1e-6  # the mask still rules, in the board's order:
+    assert probabilities[:, 5].min() > 1e-4  # not on the mirrored column as well
     assert not np.allclose(plain[:, 0], plain[:, 6])  # symmetric play, not a symmetric board
 
 
@@ -91,3 +93,47 @@ def test_a_copy_of_the_module_takes_its_weights(module) -> None:
     copy.set_state(module.get_state())
     boards, masks = _boards(2)
     np.testing.assert_allclose(_logits(copy, boards, masks), _logits(module, boards, masks))
+
+
+@pytest.mark.parametrize(
+    ("observation_space", "action_space"),
+    [
+        (gym.spaces.Box(0.0, 1.0, (6, 7, 2)), gym.spaces.Discrete(7)),  # no mask
+        (
+            gym.spaces.Dict(
+                {
+                    "observations": gym.spaces.Box(0.0, 1.0, (42,)),
+                    "action_mask": gym.spaces.Box(0.0, 1.0, (7,)),
+                }
+            ),
+            gym.spaces.Discrete(7),
+        ),
+        (
+            gym.spaces.Dict(
+                {
+                    "observations": gym.spaces.Box(0.0, 1.0, (3, 3, 2)),
+                    "action_mask": gym.spaces.Box(0.0, 1.0, (9,)),
+                }
+            ),
+            gym.spaces.Discrete(9),
+        ),
+    ],
+    ids=["not a dict", "not a board", "not one action per column"],
+)
+def test_what_it_cannot_mirror_is_refused(observation_space, action_space) -> None:
+    with pytest.raises(ValueError, match="one action per column"):
+        MirrorMaskingTorchRLModule(
+            observation_space=observation_space,
+            action_space=action_space,
+            model_config=BOARD_CNN,
+        )
+
+
+def test_a_recurrent_model_is_refused(module) -> None:
+    lstm = DefaultModelConfig(conv_filters=[[8, [4, 4], 1]], use_lstm=True, lstm_cell_size=8)
+    with pytest.raises(ValueError, match="no recurrent model"):
+        MirrorMaskingTorchRLModule(
+            observation_space=module.observation_space,
+            action_space=module.action_space,
+            model_config=lstm,
+        )

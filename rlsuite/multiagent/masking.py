@@ -7,8 +7,9 @@ the loss. The registry's turn-based games give exactly those keys (envs/multiage
 `masked_ppo_spec(ones_plane=True)` adds a constant plane of ones to a board observation
 inside the module (OnesPlaneMaskingTorchRLModule), so a CNN can tell the board's edge from
 an empty square; `landing_plane=True` adds a plane marking where a piece dropped in each
-column lands (LandingPlaneMaskingTorchRLModule). Scripted players and the env keep the
-board as it is.
+column lands (LandingPlaneMaskingTorchRLModule); `mirror=True` makes the policy play a board
+and its mirror image alike (rlsuite.multiagent.mirror). Scripted players and the env keep
+the board as it is.
 
 Importing it directly logs a deprecation notice about a PPO module it imports under an
 old name, once per process; on bad input that would be a second line next to the one-line
@@ -107,7 +108,8 @@ class LandingPlaneMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
     It is AlphaGo's legal-move input feature for a board with gravity: the moves are the
     columns, but whether a move wins or blocks depends on the square it lands on, which a
     CNN otherwise has to work out from the whole column. With the plane, a 4x4 filter sees
-    three in a line and the square that completes it in one window."""
+    three in a line and the square that completes it in one window. Every plane of the
+    board is taken to hold pieces (connect four's: the mover's and the opponent's)."""
 
     extra_low = (0.0,)
     extra_high = (1.0,)
@@ -133,7 +135,9 @@ def masked_ppo_spec(
     options = {"ones_plane": ones_plane, "landing_plane": landing_plane, "mirror": mirror}
     chosen = [name for name, on in options.items() if on]
     if len(chosen) > 1:
-        raise ValueError(f"masked_ppo_spec takes one of {', '.join(chosen)}, not several")
+        raise ValueError(
+            f"masked_ppo_spec takes one of {', '.join(options)}, not {' and '.join(chosen)}"
+        )
     module_class: type[ActionMaskingTorchRLModule] = ActionMaskingTorchRLModule
     if ones_plane:
         module_class = OnesPlaneMaskingTorchRLModule

@@ -14,13 +14,16 @@ added to the averaged logits in the board's own column order.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
+import gymnasium as gym
 import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
     DefaultPPOTorchRLModule,
 )
 from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite.multiagent.masking import ActionMaskingTorchRLModule
 
@@ -53,13 +56,44 @@ class _MirroredPPOTorchRLModule(DefaultPPOTorchRLModule):
     def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
         if embeddings is None:
             batch = _with_mirror(batch)
-        values = torch.as_tensor(super().compute_values(batch, embeddings))  # keeps the graph
+        # as_tensor returns the tensor itself (RLlib types it as any TensorType)
+        values = torch.as_tensor(super().compute_values(batch, embeddings))
         return _mean_of_halves(values)
 
 
 class MirrorMaskingTorchRLModule(ActionMaskingTorchRLModule, _MirroredPPOTorchRLModule):
     """RLlib's action-masking PPO module whose policy is mirror-equivariant and whose value
-    is mirror-invariant for boards of shape (height, width, planes) mirrored in width."""
+    is mirror-invariant for boards of shape (height, width, planes) mirrored in width, one
+    action per column (action i is column i, as in connect four)."""
+
+    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        board = (
+            observation_space.spaces.get("observations")
+            if isinstance(observation_space, gym.spaces.Dict)
+            else None
+        )
+        action_space = kwargs.get("action_space")
+        if not (
+            isinstance(board, gym.spaces.Box)
+            and len(board.shape) == 3
+            and isinstance(action_space, gym.spaces.Discrete)
+            and action_space.n == board.shape[1]
+        ):
+            raise ValueError(
+                f"{type(self).__name__} needs a Dict observation whose 'observations' is a "
+                f"board (height, width, planes) and one action per column, got "
+                f"{observation_space} and {action_space}"
+            )
+        super().__init__(observation_space=observation_space, **kwargs)
+
+    def setup(self) -> None:
+        # The boards are doubled, a recurrent state would have to be doubled with them.
+        config = self.model_config
+        if isinstance(config, DefaultModelConfig):
+            config = dataclasses.asdict(config)
+        if (config or {}).get("use_lstm"):
+            raise ValueError(f"{type(self).__name__} takes no recurrent model (use_lstm)")
+        super().setup()
 
 
 __all__ = ["MirrorMaskingTorchRLModule"]
