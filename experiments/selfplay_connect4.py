@@ -64,7 +64,8 @@ config = (
     # "main" learns; "random", "heuristic" and later snapshots of "main" play it
     .multi_agent(**opponent_pool(ENV, fixed=LEAGUE))
     .rl_module(
-        rl_module_spec=pool_modules(masked_ppo_spec(), fixed=LEAGUE),
+        # mirror: the board and its mirror image played alike (rlsuite.multiagent.mirror)
+        rl_module_spec=pool_modules(masked_ppo_spec(mirror=True), fixed=LEAGUE),
         model_config=DefaultModelConfig(
             # RLlib has no default CNN for a 6x7 board: two "same"-padded 4x4 layers see
             # every line of four, then one hidden layer for the policy and value heads.
