@@ -7,42 +7,36 @@ games passes 0.8 (RLlib's self-play example, `self_play_with_open_spiel.py`). Ea
 opponent is drawn by PFSP, weight (1 - x)^2 of main's recent win rate x against it
 (AlphaStar's league), so most games go to the heuristic until it is beaten. Its RLModule
 is RLlib's ActionMaskingTorchRLModule (full columns get zero probability) over a small CNN
-on the 6x7x2 board. Every 5 iterations it plays 100 greedy games against the random, the
-heuristic and a held-out two-ply "careful" player (the heuristic that never hands over a
-win; not in the pool) and reports `selfplay/win_rate_vs_<player>`.
+on the 6x7x2 board, played symmetrically: each board goes through the network as it is and
+mirrored, and the move logits are averaged (rlsuite.multiagent.mirror), so what it learns
+on one side of the board holds on the other. Every 5 iterations it plays 100 greedy games
+against the random, the heuristic and a held-out two-ply "careful" player (the heuristic
+that never hands over a win; not in the pool) and reports `selfplay/win_rate_vs_<player>`.
 
-Expected: against the heuristic 0.9 within 500k env steps, where the run stops: NOT
-reached. Over seeds 0-2 (docs/benchmarks.md, 2026-11-29, `python scripts/benchmark.py
---only selfplay_connect4`, 651-793 s of training a seed): against the heuristic 0.74, 0.77
-and 0.60 at 500k (0.67-0.77, 0.63-0.77 and 0.54-0.62 over the evaluations from 400k on),
-against random an IQM of 0.92 [0.896, 0.964] over the last 5 iterations (the table's
-score: the experiment's metric), against "careful" 0.64, 0.64 and 0.47. Until 2026-11-29
-snapshots played with untrained weights (a bug, docs/multiagent.md); the row measured with
-it (0.79, 0.70 and 0.70 at 500k) had 4, 1 and 0 snapshots, today's 1, 0 and 0. An earlier run of
-seed 0 (1,694 s of training, 295 env steps/s):
-greedy win rate against the heuristic 0.04, 0.20, 0.43, 0.61 and 0.63-0.71 after 20k,
-80k, 180k, 400k and 460k-500k env steps; against "careful" 0.54-0.64 and against random
-0.91-0.96 at the end; no snapshot joined (the training win rate, mostly against the
-heuristic, stayed under 0.8). `rlsuite.evaluate` on the last checkpoint, 200 fresh games:
-0.95 against random, 0.73 against the heuristic, 0.69 against "careful". Twice the budget
-did not help: the same seed to 1M steps (3,081 s) stood at 0.59-0.81 (median 0.73) from
-400k on and gave 0.73 in 200 fresh games at 1M (docs/multiagent.md); nor did GAE lambda
-0.95 without the KL term, gamma 0.9, a 3x entropy bonus, 20 epochs over batches of 2,000
-(0.66-0.77, 0.55 at 200k, 0.65-0.75 and 0.41 at 200k on seed 0), a value network of its
-own (0.28-0.59 at 200k over seeds 0-2), four 3x3 conv layers of 64 (0.30 at 200k on seed 0,
-slower early; not run further) or a plane of ones beside the board's two, so the CNN's zero
-padding differs from an empty square (`masked_ppo_spec(ones_plane=True)`; seeds 0-2 to 500k:
-0.65, 0.73 and 0.68 at 500k, 0.60-0.75 from 400k on: docs/multiagent.md), nor a main
-exploiter trained against `main` in half the games (AlphaStar's league; seed 0: 0.38 at
-200k, 0.54-0.65 from 400k on, 0.65 at 500k, while `main` won only 11-19% of its games
-against the exploiter from 476k on: docs/multiagent.md), nor that exploiter renewed as
-AlphaStar does when it beats `main` (`exploiter_reset_below=0.3`: renewed at 248k and 316k;
-0.49-0.58 from 400k on, 0.57 at 500k).
-Before the heuristic joined the pool (uniform draws from random and snapshots): 0.15 after
-80k.
-What loses the games at 500k (`rlsuite.evaluate --episodes 400`, seeds 0-2; docs/multiagent.md):
-missed blocks of a single threat, 47-57 of the 82-98 games lost, and wins on the board passed
-over (130-200 of 422-506 positions); from either seat it stays under 0.9.
+Expected: against the heuristic 0.9 within 500k env steps, where the run stops: reached by
+one seed of three in the run's own 100-game evaluation, NOT in fresh games. Over seeds 0-2
+(docs/benchmarks.md, 2026-11-29, `python scripts/benchmark.py --only selfplay_connect4`,
+1,102, 1,136 and 632 s of training, 441 env steps/s): seed 2 stood at 0.90 at 280k and
+stopped there (the stop rule); seeds 0 and 1 ran to 500k at 0.75-0.82 and 0.78-0.86 over
+the evaluations from 400k on, 0.78 and 0.83 at 500k. `rlsuite.evaluate --episodes 400` on
+the three last checkpoints: 0.80, 0.80 and 0.82 against the heuristic (seed 2's 0.90 was
+a lucky 100 games), 0.72, 0.70 and 0.80 against "careful", 0.98, 0.95 and 0.96 against
+random; the table's score, the win rate against random over the last 5 iterations, has an
+IQM of 0.97 [0.95, 0.988]. The mirror is what moved it: the same command that morning,
+without it, gave 0.74, 0.77 and 0.60 at 500k (0.54-0.77 from 400k on) and 0.27-0.39 at
+120k steps, where the mirrored seeds stood at 0.49-0.59.
+Tried before the mirror and not adopted (docs/multiagent.md has each run; seed 0 unless
+said; against the heuristic at 500k): twice the budget (1M steps: 0.73 in 200 fresh
+games), GAE lambda 0.95 without the KL term (0.66), gamma 0.9, a 3x entropy bonus (0.72),
+20 epochs over batches of 2,000, a value network of its own, four 3x3 conv layers of 64, a
+plane of ones (seeds 0-2: 0.65, 0.73, 0.68), a plane of the squares where a dropped piece
+lands (0.68), a main exploiter in half the games (0.65) and that exploiter renewed as
+AlphaStar's are (0.57). Before the heuristic joined the pool (uniform draws from random and
+snapshots): 0.15 after 80k.
+What loses the games now (the 400 fresh games above, seeds 0-2): 70, 71 and 69 lost to the
+heuristic; it blocked 70 of 101, 82 of 119 and 83 of 117 single threats, and took a win on
+the board in 320 of 504, 318 of 555 and 329 of 477 positions where it had one; moving
+first 0.88, 0.87 and 0.89, moving second 0.72, 0.72 and 0.76.
 Sources: RLlib's self-play example (PPO, connect four, a win-rate threshold, a random
 first opponent); the heuristic bar is ours (PettingZoo's SB3 connect-four tutorial
 measures against random moves only).

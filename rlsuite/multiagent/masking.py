@@ -10,15 +10,10 @@ an empty square; `landing_plane=True` adds a plane marking where a piece dropped
 column lands (LandingPlaneMaskingTorchRLModule); `mirror=True` makes the policy play a board
 and its mirror image alike (rlsuite.multiagent.mirror). Scripted players and the env keep
 the board as it is.
-
-Importing it directly logs a deprecation notice about a PPO module it imports under an
-old name, once per process; on bad input that would be a second line next to the one-line
-error, so it is imported here with that logger silenced.
 """
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import gymnasium as gym
@@ -28,16 +23,8 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-_deprecation_logger = logging.getLogger("ray._common.deprecation")
-_was_disabled = _deprecation_logger.disabled
-_deprecation_logger.disabled = True
-try:
-    from ray.rllib.examples.rl_modules.classes.action_masking_rlm import (
-        ActionMaskingRLModule,
-        ActionMaskingTorchRLModule,
-    )
-finally:
-    _deprecation_logger.disabled = _was_disabled
+from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
+from rlsuite.multiagent.rllib_masking import ActionMaskingRLModule, ActionMaskingTorchRLModule
 
 
 class _ExtraPlanesMaskingTorchRLModule(ActionMaskingTorchRLModule):
@@ -144,8 +131,6 @@ def masked_ppo_spec(
     elif landing_plane:
         module_class = LandingPlaneMaskingTorchRLModule
     elif mirror:
-        from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
-
         module_class = MirrorMaskingTorchRLModule
     return RLModuleSpec(module_class=module_class, model_config=model_config)
 
@@ -154,6 +139,7 @@ __all__ = [
     "ActionMaskingRLModule",
     "ActionMaskingTorchRLModule",
     "LandingPlaneMaskingTorchRLModule",
+    "MirrorMaskingTorchRLModule",
     "OnesPlaneMaskingTorchRLModule",
     "masked_ppo_spec",
 ]

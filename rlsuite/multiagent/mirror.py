@@ -1,9 +1,9 @@
 """A masked PPO RLModule that plays a left-right symmetric board game symmetrically.
 
 Connect four is the same game in a mirror: the mirrored move in the mirrored position is
-as good. `MirrorMaskingTorchRLModule` builds that into the network, as symmetry-equivariant
-networks do (and AlphaGo's evaluation averaged over the board's symmetries): each board
-goes through RLlib's PPO networks twice, as it is and mirrored; the action logits are the
+as good. `MirrorMaskingTorchRLModule` builds that into the network, as group-equivariant
+networks do (Cohen and Welling 2016), by averaging over the symmetry: each board goes
+through RLlib's PPO networks twice, as it is and mirrored; the action logits are the
 mean of the first and the second flipped back, the value the mean of both values. So
 whatever it learns on one side of the board holds on the other, with no extra samples.
 The cost: twice the network's work per step.
@@ -25,7 +25,7 @@ from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
-from rlsuite.multiagent.masking import ActionMaskingTorchRLModule
+from rlsuite.multiagent.rllib_masking import ActionMaskingTorchRLModule
 
 
 def _with_mirror(batch: dict[str, Any]) -> dict[str, Any]:
