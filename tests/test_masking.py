@@ -9,48 +9,29 @@ import numpy as np
 import pytest
 import torch
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-import envs
 from rlsuite.multiagent.masking import (
     ActionMaskingTorchRLModule,
     OnesPlaneMaskingTorchRLModule,
     masked_ppo_spec,
 )
-
-BOARD_CNN = DefaultModelConfig(conv_filters=[[8, [4, 4], 1]], head_fcnet_hiddens=[16])
+from tests.masking_helpers import BOARD_CNN, board_batch, connect_four_module, random_boards
 
 
 @pytest.fixture(scope="module")
 def module() -> OnesPlaneMaskingTorchRLModule:
-    env = envs.make("classic/connect_four", {})
-    try:
-        spec = masked_ppo_spec(BOARD_CNN, ones_plane=True)
-        spec.observation_space = env.observation_spaces["player_0"]
-        spec.action_space = env.action_spaces["player_0"]
-        built = spec.build()
-    finally:
-        env.close()
+    built = connect_four_module(ones_plane=True)
     assert isinstance(built, OnesPlaneMaskingTorchRLModule)
     return built
 
 
 def _batch(boards: np.ndarray, masks: np.ndarray) -> dict:
-    return {
-        Columns.OBS: {
-            "observations": torch.as_tensor(boards, dtype=torch.float32),
-            "action_mask": torch.as_tensor(masks, dtype=torch.float32),
-        }
-    }
+    return board_batch(boards, masks)
 
 
 def _boards(n: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    boards = (rng.random((n, 6, 7, 2)) < 0.2).astype(np.float32)
-    masks = np.ones((n, 7), np.float32)
-    masks[:, 3] = 0.0  # a full centre column
-    return boards, masks
+    return random_boards(n, full_column=3, density=0.2)  # a full centre column
 
 
 def test_the_plane_is_an_option() -> None:

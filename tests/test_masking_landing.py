@@ -8,13 +8,12 @@ import numpy as np
 import pytest
 import torch
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 import envs
 from rlsuite.multiagent.masking import LandingPlaneMaskingTorchRLModule, masked_ppo_spec
+from tests.masking_helpers import connect_four_module
 
-BOARD_CNN = DefaultModelConfig(conv_filters=[[8, [4, 4], 1]], head_fcnet_hiddens=[16])
 # Column 3 filled to the top, column 0 three high, column 6 once: the rest empty.
 MOVES = [3, 3, 3, 3, 3, 3, 0, 0, 0, 6]
 
@@ -32,14 +31,7 @@ def _played_board() -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def module() -> LandingPlaneMaskingTorchRLModule:
-    env = envs.make("classic/connect_four", {})
-    try:
-        spec = masked_ppo_spec(BOARD_CNN, landing_plane=True)
-        spec.observation_space = env.observation_spaces["player_0"]
-        spec.action_space = env.action_spaces["player_0"]
-        built = spec.build()
-    finally:
-        env.close()
+    built = connect_four_module(landing_plane=True)
     assert isinstance(built, LandingPlaneMaskingTorchRLModule)
     return built
 

@@ -12,42 +12,23 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
-import envs
-from rlsuite.multiagent.masking import masked_ppo_spec
 from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
-
-BOARD_CNN = DefaultModelConfig(conv_filters=[[8, [4, 4], 1]], head_fcnet_hiddens=[16])
+from tests.masking_helpers import BOARD_CNN, board_batch, connect_four_module, random_boards
 
 
 @pytest.fixture(scope="module")
 def module() -> MirrorMaskingTorchRLModule:
-    env = envs.make("classic/connect_four", {})
-    try:
-        spec = masked_ppo_spec(BOARD_CNN, mirror=True)
-        spec.observation_space = env.observation_spaces["player_0"]
-        spec.action_space = env.action_spaces["player_0"]
-        built = spec.build()
-    finally:
-        env.close()
+    built = connect_four_module(mirror=True)
     assert isinstance(built, MirrorMaskingTorchRLModule)
     return built
 
 
 def _batch(boards: np.ndarray, masks: np.ndarray) -> dict:
-    return {
-        Columns.OBS: {
-            "observations": torch.as_tensor(boards, dtype=torch.float32),
-            "action_mask": torch.as_tensor(masks, dtype=torch.float32),
-        }
-    }
+    return board_batch(boards, masks)
 
 
 def _boards(n: int) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(0)
-    boards = (rng.random((n, 6, 7, 2)) < 0.3).astype(np.float32)
-    masks = np.ones((n, 7), np.float32)
-    masks[:, 1] = 0.0  # a full column left of the centre
-    return boards, masks
+    return random_boards(n, full_column=1, density=0.3)  # a full column left of the centre
 
 
 def _logits(module, boards, masks) -> np.ndarray:
