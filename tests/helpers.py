@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from rlsuite.evaluate import main as evaluate_main
 from rlsuite.launcher.cluster import ensure_auth_token
 from rlsuite.run import main
+from tests.ports import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = sorted(p for p in (ROOT / "experiments").glob("*.py") if p.name != "__init__.py")
@@ -214,12 +214,6 @@ def ray_head(num_cpus: int, *options: str) -> Iterator[RayCluster]:
     finally:
         stop_ray_node(head)
         shutil.rmtree(temp_dir, ignore_errors=True)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def start_ray_node(command: list[str]) -> subprocess.Popen[bytes]:
