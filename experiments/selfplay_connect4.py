@@ -24,7 +24,8 @@ a lucky 100 games), 0.72, 0.70 and 0.80 against "careful", 0.98, 0.95 and 0.96 a
 random; the table's score, the win rate against random over the last 5 iterations, has an
 IQM of 0.97 [0.95, 0.988]. The mirror is what moved it: the same command that morning,
 without it, gave 0.74, 0.77 and 0.60 at 500k (0.54-0.77 from 400k on) and 0.27-0.39 at
-120k steps, where the mirrored seeds stood at 0.49-0.59.
+120k steps, where the mirrored seeds stood at 0.49-0.59. Twice the budget did not reach it:
+seed 0 to 1M (3,181 s of training) stood at 0.69-0.84 from 400k on, 0.78 in 400 fresh games.
 Tried before the mirror and not adopted (docs/multiagent.md has each run; seed 0 unless
 said; against the heuristic at 500k): twice the budget (1M steps: 0.73 in 200 fresh
 games), GAE lambda 0.95 without the KL term (0.66), gamma 0.9, a 3x entropy bonus (0.72),
