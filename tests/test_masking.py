@@ -26,10 +26,6 @@ def module() -> OnesPlaneMaskingTorchRLModule:
     return built
 
 
-def _batch(boards: np.ndarray, masks: np.ndarray) -> dict:
-    return board_batch(boards, masks)
-
-
 def _boards(n: int) -> tuple[np.ndarray, np.ndarray]:
     return random_boards(n, full_column=3, density=0.2)  # a full centre column
 
@@ -53,7 +49,7 @@ def test_the_added_plane_is_ones_after_the_board(
     module: OnesPlaneMaskingTorchRLModule,
 ) -> None:
     boards, masks = _boards(4)
-    mask, batch = module._preprocess_batch(_batch(boards, masks))
+    mask, batch = module._preprocess_batch(board_batch(boards, masks))
     seen = batch[Columns.OBS].numpy()
     assert seen.shape == (4, 6, 7, 3)
     np.testing.assert_array_equal(seen[..., :2], boards)
@@ -65,7 +61,7 @@ def test_illegal_moves_get_no_probability(module: OnesPlaneMaskingTorchRLModule)
     boards, masks = _boards(5)
     with torch.no_grad():
         for forward in (module.forward_inference, module.forward_exploration):
-            logits = forward(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+            logits = forward(board_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
             probabilities = torch.softmax(logits, dim=-1).numpy()
             assert probabilities[:, 3].max() < 1e-6
             np.testing.assert_allclose(probabilities.sum(axis=-1), 1.0, rtol=1e-5)
@@ -76,8 +72,8 @@ def test_training_sees_what_acting_sees(module: OnesPlaneMaskingTorchRLModule) -
     # place), then runs the training pass on that same batch.
     boards, masks = _boards(3)
     with torch.no_grad():
-        acting = module.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
-        batch = _batch(boards, masks)
+        acting = module.forward_inference(board_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+        batch = board_batch(boards, masks)
         values = module.compute_values(batch)
         training = module.forward_train(batch)[Columns.ACTION_DIST_INPUTS]
     assert values.shape == (3,)
@@ -91,6 +87,6 @@ def test_a_copy_of_the_module_takes_its_weights(module: OnesPlaneMaskingTorchRLM
     copy.set_state(module.get_state())
     boards, masks = _boards(2)
     with torch.no_grad():
-        ours = module.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
-        theirs = copy.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+        ours = module.forward_inference(board_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+        theirs = copy.forward_inference(board_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
     torch.testing.assert_close(theirs, ours)

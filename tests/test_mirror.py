@@ -23,17 +23,13 @@ def module() -> MirrorMaskingTorchRLModule:
     return built
 
 
-def _batch(boards: np.ndarray, masks: np.ndarray) -> dict:
-    return board_batch(boards, masks)
-
-
 def _boards(n: int) -> tuple[np.ndarray, np.ndarray]:
     return random_boards(n, full_column=1, density=0.3)  # a full column left of the centre
 
 
 def _logits(module, boards, masks) -> np.ndarray:
     with torch.no_grad():
-        out = module.forward_inference(_batch(boards, masks))
+        out = module.forward_inference(board_batch(boards, masks))
     return out[Columns.ACTION_DIST_INPUTS].numpy()
 
 
@@ -51,8 +47,8 @@ def test_a_mirrored_board_gets_the_mirrored_moves(module) -> None:
 def test_the_value_is_the_same_in_the_mirror(module) -> None:
     boards, masks = _boards(4)
     with torch.no_grad():
-        plain = module.compute_values(_batch(boards, masks))
-        mirrored = module.compute_values(_batch(boards[:, :, ::-1].copy(), masks))
+        plain = module.compute_values(board_batch(boards, masks))
+        mirrored = module.compute_values(board_batch(boards[:, :, ::-1].copy(), masks))
     assert plain.shape == (4,)
     torch.testing.assert_close(mirrored, plain)
 
@@ -60,8 +56,8 @@ def test_the_value_is_the_same_in_the_mirror(module) -> None:
 def test_training_sees_what_acting_sees(module) -> None:
     boards, masks = _boards(3)
     with torch.no_grad():
-        acting = module.forward_inference(_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
-        batch = _batch(boards, masks)
+        acting = module.forward_inference(board_batch(boards, masks))[Columns.ACTION_DIST_INPUTS]
+        batch = board_batch(boards, masks)
         values = module.compute_values(batch)  # unpacks the observation in place
         trained = module.forward_train(batch)
         from_embeddings = module.compute_values(batch, trained[Columns.EMBEDDINGS])
