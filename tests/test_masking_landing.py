@@ -83,6 +83,6 @@ def test_the_network_reads_it_and_a_copy_adds_it_once(module) -> None:
 def test_one_extra_plane_at_a_time() -> None:
     with pytest.raises(
         ValueError,
-        match="one of ones_plane, landing_plane, mirror, not ones_plane and landing_plane",
+        match="one of ones_plane, landing_plane, threat_planes, not ones_plane and landing_plane",
     ):
         masked_ppo_spec(ones_plane=True, landing_plane=True)

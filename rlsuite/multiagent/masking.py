@@ -25,6 +25,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
 from rlsuite.multiagent.rllib_masking import ActionMaskingRLModule, ActionMaskingTorchRLModule
+from rlsuite.multiagent.threats import completing_squares, landing_squares
 
 
 class _ExtraPlanesMaskingTorchRLModule(ActionMaskingTorchRLModule):
@@ -102,37 +103,77 @@ class LandingPlaneMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
     extra_high = (1.0,)
 
     def _planes(self, board: torch.Tensor) -> torch.Tensor:
-        occupied = board.sum(dim=-1).clamp(max=1.0)
-        floor = torch.ones_like(occupied[..., :1, :])
-        below_is_filled = torch.cat([occupied[..., 1:, :], floor], dim=-2)
-        return ((1.0 - occupied) * below_is_filled).unsqueeze(-1)
+        return landing_squares(board.sum(dim=-1).clamp(max=1.0)).unsqueeze(-1)
+
+
+class ThreatPlanesMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
+    """RLlib's masking module with three planes after connect four's two (the mover's
+    pieces, the opponent's): the landing squares (as LandingPlaneMaskingTorchRLModule), the
+    squares where the mover would complete four and those where the opponent would
+    (rlsuite.multiagent.threats: AlphaGo's tactical input features for this game). A win
+    on the board is a landing square in the second plane, a move to block one in the third;
+    a completing square above a landing square is one not to play under."""
+
+    extra_low = (0.0, 0.0, 0.0)
+    extra_high = (1.0, 1.0, 1.0)
+
+    def _planes(self, board: torch.Tensor) -> torch.Tensor:
+        mine, theirs = board[..., 0], board[..., 1]
+        occupied = (mine + theirs).clamp(max=1.0)
+        empty = 1.0 - occupied
+        planes = [
+            landing_squares(occupied),
+            completing_squares(mine, empty),
+            completing_squares(theirs, empty),
+        ]
+        return torch.stack(planes, dim=-1)
+
+
+class MirrorThreatPlanesMaskingTorchRLModule(
+    ThreatPlanesMaskingTorchRLModule, MirrorMaskingTorchRLModule
+):
+    """The threat planes, played symmetrically (rlsuite.multiagent.mirror): the planes of a
+    mirrored board are the mirrored planes, so the planes are added first, then mirrored."""
+
+
+# (planes, mirrored) -> module; a combination not here is refused in one line
+_MODULES: dict[tuple[str | None, bool], type[ActionMaskingTorchRLModule]] = {
+    (None, False): ActionMaskingTorchRLModule,
+    (None, True): MirrorMaskingTorchRLModule,
+    ("ones_plane", False): OnesPlaneMaskingTorchRLModule,
+    ("landing_plane", False): LandingPlaneMaskingTorchRLModule,
+    ("threat_planes", False): ThreatPlanesMaskingTorchRLModule,
+    ("threat_planes", True): MirrorThreatPlanesMaskingTorchRLModule,
+}
 
 
 def masked_ppo_spec(
     model_config: DefaultModelConfig | None = None,
     ones_plane: bool = False,
     landing_plane: bool = False,
+    threat_planes: bool = False,
     mirror: bool = False,
 ) -> RLModuleSpec:
     """A PPO RLModule that applies the observation's action mask (the model config defaults
-    to the algorithm's `.rl_module(model_config=...)`); at most one of: `ones_plane` adds a
-    constant plane to a board observation (OnesPlaneMaskingTorchRLModule), `landing_plane`
-    the squares a dropped piece lands on (LandingPlaneMaskingTorchRLModule), `mirror` makes
-    the policy play the board and its mirror image alike (rlsuite.multiagent.mirror)."""
-    options = {"ones_plane": ones_plane, "landing_plane": landing_plane, "mirror": mirror}
-    chosen = [name for name, on in options.items() if on]
+    to the algorithm's `.rl_module(model_config=...)`). Board planes, at most one of:
+    `ones_plane` a constant plane (OnesPlaneMaskingTorchRLModule), `landing_plane` the
+    squares a dropped piece lands on (LandingPlaneMaskingTorchRLModule), `threat_planes`
+    those and the squares where either player would complete four
+    (ThreatPlanesMaskingTorchRLModule). `mirror` makes the policy play the board and its
+    mirror image alike (rlsuite.multiagent.mirror), alone or with `threat_planes`."""
+    planes = {"ones_plane": ones_plane, "landing_plane": landing_plane}
+    planes["threat_planes"] = threat_planes
+    chosen = [name for name, on in planes.items() if on]
     if len(chosen) > 1:
         raise ValueError(
-            f"masked_ppo_spec takes one of {', '.join(options)}, not {' and '.join(chosen)}"
+            f"masked_ppo_spec takes one of {', '.join(planes)}, not {' and '.join(chosen)}"
         )
-    module_class: type[ActionMaskingTorchRLModule] = ActionMaskingTorchRLModule
-    if ones_plane:
-        module_class = OnesPlaneMaskingTorchRLModule
-    elif landing_plane:
-        module_class = LandingPlaneMaskingTorchRLModule
-    elif mirror:
-        module_class = MirrorMaskingTorchRLModule
-    return RLModuleSpec(module_class=module_class, model_config=model_config)
+    key = (chosen[0] if chosen else None, mirror)
+    if key not in _MODULES:
+        raise ValueError(
+            f"masked_ppo_spec: mirror=True goes with threat_planes or no planes, not {key[0]}"
+        )
+    return RLModuleSpec(module_class=_MODULES[key], model_config=model_config)
 
 
 __all__ = [
@@ -140,6 +181,8 @@ __all__ = [
     "ActionMaskingTorchRLModule",
     "LandingPlaneMaskingTorchRLModule",
     "MirrorMaskingTorchRLModule",
+    "MirrorThreatPlanesMaskingTorchRLModule",
     "OnesPlaneMaskingTorchRLModule",
+    "ThreatPlanesMaskingTorchRLModule",
     "masked_ppo_spec",
 ]
