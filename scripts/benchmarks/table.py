@@ -56,6 +56,10 @@ class Row:
     """For a row not measured here: where other runs of its experiment (one seed, a
     shorter budget) are written up. A pointer only: the table shows no figure it did not
     measure."""
+    changed_since: str = ""
+    """For a measured row whose experiment file changed after the recorded measurement:
+    what changed, and where the changed file is measured. The page marks the row's figures
+    as the earlier file's until the row is measured again (then clear this)."""
 
     @property
     def cpu_ok(self) -> bool:

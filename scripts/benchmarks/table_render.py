@@ -40,7 +40,7 @@ def render(records: Records) -> str:
         if measured is None:
             lines.append(unmeasured_line(row))
         else:
-            lines.append(measured_line(row.name, measured, machines))
+            lines.append(measured_line(row, measured, machines))
     return "\n".join([*lines, "", *_checks(records, machines)]) + "\n"
 
 
@@ -77,12 +77,15 @@ def _header(machines: list[str]) -> list[str]:
     return lines
 
 
-def measured_line(name: str, m: Measurement, machines: list[str]) -> str:
+def measured_line(row: Row, m: Measurement, machines: list[str]) -> str:
     low, high = m.summary.ci
     figure = f"[png]({m.figure})" if m.figure else ""
+    measured = f"{m.date} ({_letter(machines.index(machine_text(m)))})"
+    if row.changed_since:
+        measured += f"; the file changed since: {row.changed_since}"
     return _cells(
         [
-            f"`{name}`",
+            f"`{row.name}`",
             _code(m.stop),
             f"`{m.metric}`",
             str(len(m.seeds)),
@@ -92,7 +95,7 @@ def measured_line(name: str, m: Measurement, machines: list[str]) -> str:
             "" if m.throughput is None else f"{_number(m.throughput)} {m.throughput_unit}",
             f"{' / '.join(_number(v) for v in m.train_s)} s training; {_number(m.wall_s)} s wall",
             figure,
-            f"{m.date} ({_letter(machines.index(machine_text(m)))})",
+            measured,
             f"`{m.command}`",
         ]
     )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import benchmark
-from benchmarks import experiment_file, table_run
+from benchmarks import experiment_file, table_render, table_run
 from benchmarks.common import EXPERIMENTS, ROOT
 from benchmarks.table import BY_NAME, ROWS, commands, fast_rows, plan
 from benchmarks.table_records import VERSION, Measurement, Records
@@ -83,6 +83,16 @@ def test_a_measured_row_shows_its_figures_command_and_machine() -> None:
     assert cells[9] == "[png](benchmarks/ppo_cartpole.png)"
     assert cells[10] == "2026-11-24 (A)" and cells[11] == "`python -m rlsuite.run a b`"
     assert "- A: 2 CPUs (AMD EPYC), no GPU; Ray 2.60.0, torch 2.15.0" in page
+
+
+def test_a_row_measured_before_its_file_changed_says_so(monkeypatch) -> None:
+    changed = dataclasses.replace(BY_NAME["ppo_cartpole"], changed_since="a larger model")
+    rows = tuple(changed if row.name == "ppo_cartpole" else row for row in ROWS)
+    monkeypatch.setattr(table_render, "ROWS", rows)
+    measured = measurement([400.0, 450.0, 500.0], ["episode_return_mean=450"])
+    cells = table_line(render(Records({"ppo_cartpole": measured}, {})), "ppo_cartpole")
+    assert cells[10] == "2026-11-24 (A); the file changed since: a larger model"
+    assert cells[4].startswith(f"{measured.summary.iqm:.4g} [")  # the figures stay
 
 
 def test_unmeasured_rows_show_their_command_and_no_number() -> None:
