@@ -1,4 +1,4 @@
-"""Self-play PPO on connect four with an opponent pool and action masking.
+"""Self-play PPO on connect four with an opponent pool, action masking and threat planes.
 
 Policy `main` learns against a pool of frozen opponents: a random player and the
 one-move-lookahead heuristic (win if it can, else block, else random) from the start, later
@@ -7,37 +7,33 @@ games passes 0.8 (RLlib's self-play example, `self_play_with_open_spiel.py`). Ea
 opponent is drawn by PFSP, weight (1 - x)^2 of main's recent win rate x against it
 (AlphaStar's league), so most games go to the heuristic until it is beaten. Its RLModule
 is RLlib's ActionMaskingTorchRLModule (full columns get zero probability) over a small CNN
-on the 6x7x2 board, played symmetrically: each board goes through the network as it is and
-mirrored, and the move logits are averaged (rlsuite.multiagent.mirror), so what it learns
-on one side of the board holds on the other. Every 5 iterations it plays 100 greedy games
-against the random, the heuristic and a held-out two-ply "careful" player (the heuristic
-that never hands over a win; not in the pool) and reports `selfplay/win_rate_vs_<player>`.
+on the 6x7x2 board and three planes computed from it (rlsuite.multiagent.threats, AlphaGo's
+tactical input features for this game): the squares a dropped piece lands on, and the
+squares where each player would complete four. It plays symmetrically: each board goes
+through the network as it is and mirrored, and the move logits are averaged
+(rlsuite.multiagent.mirror). Every 5 iterations it plays 100 greedy games against the
+random, the heuristic and a held-out two-ply "careful" player (the heuristic that never
+hands over a win; not in the pool) and reports `selfplay/win_rate_vs_<player>`.
 
-Expected: against the heuristic 0.9 within 500k env steps, where the run stops: reached by
-one seed of three in the run's own 100-game evaluation, NOT in fresh games. Over seeds 0-2
-(docs/benchmarks.md, 2026-11-29, `python scripts/benchmark.py --only selfplay_connect4`,
-1,102, 1,136 and 632 s of training, 441 env steps/s): seed 2 stood at 0.90 at 280k and
-stopped there (the stop rule); seeds 0 and 1 ran to 500k at 0.75-0.82 and 0.78-0.86 over
-the evaluations from 400k on, 0.78 and 0.83 at 500k. `rlsuite.evaluate --episodes 400` on
-the three last checkpoints: 0.80, 0.80 and 0.82 against the heuristic (seed 2's 0.90 was
-a lucky 100 games), 0.72, 0.70 and 0.80 against "careful", 0.98, 0.95 and 0.96 against
-random; the table's score, the win rate against random over the last 5 iterations, has an
-IQM of 0.97 [0.95, 0.988]. The mirror is what moved it: the same command that morning,
-without it, gave 0.74, 0.77 and 0.60 at 500k (0.54-0.77 from 400k on) and 0.27-0.39 at
-120k steps, where the mirrored seeds stood at 0.49-0.59. Twice the budget did not reach it:
-seed 0 to 1M (3,181 s of training) stood at 0.69-0.84 from 400k on, 0.78 in 400 fresh games.
-Tried before the mirror and not adopted (docs/multiagent.md has each run; seed 0 unless
-said; against the heuristic at 500k): twice the budget (1M steps: 0.73 in 200 fresh
-games), GAE lambda 0.95 without the KL term (0.66), gamma 0.9, a 3x entropy bonus (0.72),
-20 epochs over batches of 2,000, a value network of its own, four 3x3 conv layers of 64, a
-plane of ones (seeds 0-2: 0.65, 0.73, 0.68), a plane of the squares where a dropped piece
-lands (0.68), a main exploiter in half the games (0.65) and that exploiter renewed as
-AlphaStar's are (0.57). Before the heuristic joined the pool (uniform draws from random and
-snapshots): 0.15 after 80k.
-What loses the games now (the 400 fresh games above, seeds 0-2): 70, 71 and 69 lost to the
-heuristic; it blocked 70 of 101, 82 of 119 and 83 of 117 single threats, and took a win on
-the board in 320 of 504, 318 of 555 and 329 of 477 positions where it had one; moving
-first 0.88, 0.87 and 0.89, moving second 0.72, 0.72 and 0.76.
+Expected: against the heuristic 0.9 within 500k env steps, where the run stops. Reached in
+the run's own 100-game evaluation by every seed, and in 400 fresh games by one seed of
+three. Seeds 0-2 (2026-11-29, `python -m rlsuite.run experiments/selfplay_connect4.py
+--seed N --name sp_threat_sN`, side by side on 2 vCPUs: 3,681, 2,865 and 2,763 s of training): 0.69,
+0.74 and 0.62 at 100k steps, 0.78, 0.86 and 0.80 at 200k, stopped at 0.90 at 380k, 260k and
+240k. `rlsuite.evaluate --episodes 400` on those checkpoints: 0.84, 0.88 and 0.91 against
+the heuristic (so seeds 0 and 1 stopped on 100 lucky games), 0.77, 0.80 and 0.80 against
+"careful", 0.98-0.99 against random; it took 93-94% of its wins on the board and blocked
+82%, 81% and 93% of single threats. The benchmark table's row (docs/benchmarks.md) is
+still the file before the threat planes: 0.80, 0.80 and 0.82 in 400 fresh games, seeds 0
+and 1 at 500k, 0.45, 0.46 and 0.41 at 100k and 0.58, 0.69 and 0.68 at 200k.
+Tried before the threat planes and not adopted (docs/multiagent.md has each run; seed 0
+unless said; against the heuristic at 500k): twice the budget (1M steps: 0.73 in 200 fresh
+games; with the mirror 0.78 in 400), GAE lambda 0.95 without the KL term (0.66), gamma 0.9,
+a 3x entropy bonus (0.72), 20 epochs over batches of 2,000, a value network of its own,
+four 3x3 conv layers of 64, a plane of ones (seeds 0-2: 0.65, 0.73, 0.68), a plane of the
+landing squares alone (0.68), a main exploiter in half the games (0.65) and that exploiter
+renewed as AlphaStar's are (0.57). The mirror (0.74, 0.77 and 0.60 at 500k without it, 0.78
+and 0.83 with it) and then the threat planes are what moved it.
 Sources: RLlib's self-play example (PPO, connect four, a win-rate threshold, a random
 first opponent); the heuristic bar is ours (PettingZoo's SB3 connect-four tutorial
 measures against random moves only).
@@ -59,8 +55,9 @@ config = (
     # "main" learns; "random", "heuristic" and later snapshots of "main" play it
     .multi_agent(**opponent_pool(ENV, fixed=LEAGUE))
     .rl_module(
-        # mirror: the board and its mirror image played alike (rlsuite.multiagent.mirror)
-        rl_module_spec=pool_modules(masked_ppo_spec(mirror=True), fixed=LEAGUE),
+        # threat planes: where a piece lands and where each player would make four
+        # (rlsuite.multiagent.threats); mirror: a board and its mirror image played alike
+        rl_module_spec=pool_modules(masked_ppo_spec(threat_planes=True, mirror=True), fixed=LEAGUE),
         model_config=DefaultModelConfig(
             # RLlib has no default CNN for a 6x7 board: two "same"-padded 4x4 layers see
             # every line of four, then one hidden layer for the policy and value heads.

@@ -143,7 +143,14 @@ ROWS: tuple[Row, ...] = (
     # measured: 27-32 min of training a seed to 500k steps (275 env steps/s), 94 min wall for 3
     # on 2026-11-25; 11-13 min (697 env steps/s), 37 min wall, on 2026-11-29's faster machine;
     # with the mirrored module (twice the network's work) 18-19 min (441), 50 min wall
-    Row("selfplay_connect4", minutes=50),
+    Row(
+        "selfplay_connect4",
+        minutes=50,
+        changed_since=(
+            "threat planes added to the module on 2026-11-29; seeds 0-2 of the new file, "
+            "one run each: [multiagent.md](multiagent.md#self-play)"
+        ),
+    ),
     # The file's 500k: 9-10 min a seed at the 900-1,000 env steps/s of 2026-11-28's evening,
     # 25-30 at the 290-350 measured to 300k on 2026-11-27.
     Row("vdn_spread", minutes=30, written_up_in=f"50k steps: {QMIX}; 100k: {EXPERIMENTS}"),

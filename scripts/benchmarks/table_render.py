@@ -50,7 +50,9 @@ def _header(machines: list[str]) -> list[str]:
         "the command beside it: `python scripts/benchmark.py` runs those commands and writes "
         'this page from `docs/benchmarks.json`. A row not run yet says "not measured here" '
         "and, where it needs more than a 2-CPU machine, what it needs; where other runs of "
-        "its experiment (one seed, a shorter budget) are written up, it says where.",
+        "its experiment (one seed, a shorter budget) are written up, it says where. A row "
+        "measured before its experiment file changed says so in its `measured` cell, with "
+        "where the changed file is measured; its figures are the earlier file's.",
         "Measure one row with `python scripts/benchmark.py --only NAME [--seeds N]`, every "
         "row that fits a 2-CPU machine with `python scripts/benchmark.py --budget-minutes M`; "
         "`--list` shows the rows, their stops and their recorded or estimated times. The results stay in "
