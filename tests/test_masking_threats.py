@@ -5,6 +5,9 @@ mirrored module with them plays a mirrored board with mirrored moves."""
 
 from __future__ import annotations
 
+import re
+
+import gymnasium as gym
 import numpy as np
 import pytest
 import torch
@@ -114,6 +117,22 @@ def test_the_mirrored_module_reads_five_planes_and_plays_a_mirror_alike(position
     np.testing.assert_allclose(
         mirrored[Columns.ACTION_DIST_INPUTS].numpy(), logits[:, ::-1], rtol=1e-5, atol=1e-5
     )
+
+
+@pytest.mark.parametrize("shape", [(6, 7, 3), (3, 3, 2)])
+def test_a_board_the_planes_do_not_fit_is_refused_in_one_line(shape) -> None:
+    spec = masked_ppo_spec(threat_planes=True)
+    spec.observation_space = gym.spaces.Dict(
+        {
+            "observations": gym.spaces.Box(0.0, 1.0, shape),
+            "action_mask": gym.spaces.Box(0.0, 1.0, (shape[1],)),
+        }
+    )
+    spec.action_space = gym.spaces.Discrete(shape[1])
+    with pytest.raises(
+        ValueError, match=f"board of two planes .* got shape {re.escape(str(shape))}"
+    ):
+        spec.build()
 
 
 def test_plain_threat_planes_and_the_refused_combinations() -> None:

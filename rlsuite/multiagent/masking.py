@@ -25,7 +25,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
 from rlsuite.multiagent.rllib_masking import ActionMaskingRLModule, ActionMaskingTorchRLModule
-from rlsuite.multiagent.threats import completing_squares, landing_squares
+from rlsuite.multiagent.threats import CONNECT, completing_squares, landing_squares
 
 
 class _ExtraPlanesMaskingTorchRLModule(ActionMaskingTorchRLModule):
@@ -117,6 +117,20 @@ class ThreatPlanesMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
     extra_low = (0.0, 0.0, 0.0)
     extra_high = (1.0, 1.0, 1.0)
 
+    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
+        board = (
+            observation_space.spaces.get("observations")
+            if isinstance(observation_space, gym.spaces.Dict)
+            else None
+        )
+        shape = getattr(board, "shape", ())
+        if len(shape) == 3 and (shape[2] != 2 or min(shape[:2]) < CONNECT):
+            raise ValueError(
+                f"{type(self).__name__} needs a board of two planes (the mover's pieces, the "
+                f"opponent's) at least {CONNECT} squares each way, got shape {shape}"
+            )
+        super().__init__(observation_space=observation_space, **kwargs)
+
     def _planes(self, board: torch.Tensor) -> torch.Tensor:
         mine, theirs = board[..., 0], board[..., 1]
         occupied = (mine + theirs).clamp(max=1.0)
@@ -161,8 +175,11 @@ def masked_ppo_spec(
     those and the squares where either player would complete four
     (ThreatPlanesMaskingTorchRLModule). `mirror` makes the policy play the board and its
     mirror image alike (rlsuite.multiagent.mirror), alone or with `threat_planes`."""
-    planes = {"ones_plane": ones_plane, "landing_plane": landing_plane}
-    planes["threat_planes"] = threat_planes
+    planes = {
+        "ones_plane": ones_plane,
+        "landing_plane": landing_plane,
+        "threat_planes": threat_planes,
+    }
     chosen = [name for name, on in planes.items() if on]
     if len(chosen) > 1:
         raise ValueError(

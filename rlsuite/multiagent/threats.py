@@ -50,4 +50,4 @@ def landing_squares(occupied: torch.Tensor) -> torch.Tensor:
     return (1.0 - occupied) * below_is_filled
 
 
-__all__ = ["completing_squares", "landing_squares"]
+__all__ = ["CONNECT", "completing_squares", "landing_squares"]
