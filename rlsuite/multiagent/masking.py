@@ -123,7 +123,7 @@ class ThreatPlanesMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
             if isinstance(observation_space, gym.spaces.Dict)
             else None
         )
-        shape = getattr(board, "shape", ())
+        shape: tuple[int, ...] = tuple(getattr(board, "shape", ()))
         if len(shape) == 3 and (shape[2] != 2 or min(shape[:2]) < CONNECT):
             raise ValueError(
                 f"{type(self).__name__} needs a board of two planes (the mover's pieces, the "
