@@ -38,16 +38,21 @@ def test_ppo_cartpole_reaches_150(storage: Path) -> None:
 # --as-test's exit 1 on a missed return: test_tracking.py's run (one run for both, CI time).
 
 
+SELFPLAY_FRESH_WINS = 45  # 71 measured (below); 29 when it stopped at 0.4
+
+
 @pytest.mark.slow
 def test_selfplay_connect4_beats_the_heuristic_player(storage: Path) -> None:
     """Self-play with the heuristic in the pool until the callback's greedy games against
-    it reach 40% (it checks after iterations 1, 5, 10, ...; at most 240k env steps), then
-    100 fresh games against it. After one iteration it won 0.00-0.06 (three runs). Margin from
-    the one measured run of the experiment (seed 0): 0.43 after 180k env steps, 0.53 after
-    220k; this test passed here in 381 s (pytest -m slow -k selfplay)."""
+    it reach 60% (it checks after iterations 1, 5, 10, ...; at most 240k env steps), then
+    100 fresh games against it. After one iteration it won 0.01-0.15 (seeds 0-2). With the
+    threat planes seeds 0-2 stood at 0.57-0.62 after 80k env steps and 0.62-0.74 after
+    100k. Measured with this test's command and games (2026-11-29, beside two other runs):
+    0.43 at 100k, stopped at 0.68 at 140k, then 71 fresh wins of 100; at the earlier bar of
+    0.4, which this file reaches near 60k, the test won 29."""
     run = run_cli(
         ROOT / "experiments" / "selfplay_connect4.py",
-        *("--seed", "0", "--stop", "win_rate_vs_heuristic=0.4", "--stop", "env_steps=240000"),
+        *("--seed", "0", "--stop", "win_rate_vs_heuristic=0.6", "--stop", "env_steps=240000"),
         storage=storage,
     )
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
@@ -61,7 +66,7 @@ def test_selfplay_connect4_beats_the_heuristic_player(storage: Path) -> None:
         games=100,
         seed=2024,
     )
-    assert games.wins >= 30, games
+    assert games.wins >= SELFPLAY_FRESH_WINS, games
 
 
 MADDPG_SPREAD_STEPS = 120_000
