@@ -16,16 +16,16 @@ random, the heuristic and a held-out two-ply "careful" player (the heuristic tha
 hands over a win; not in the pool) and reports `selfplay/win_rate_vs_<player>`.
 
 Expected: against the heuristic 0.9 within 500k env steps, where the run stops. Reached in
-the run's own 100-game evaluation by every seed, and in 400 fresh games by one seed of
-three. Seeds 0-2 (2026-11-29, `python -m rlsuite.run experiments/selfplay_connect4.py
---seed N --name sp_threat_sN`, side by side on 2 vCPUs: 3,681, 2,865 and 2,763 s of training): 0.69,
-0.74 and 0.62 at 100k steps, 0.78, 0.86 and 0.80 at 200k, stopped at 0.90 at 380k, 260k and
-240k. `rlsuite.evaluate --episodes 400` on those checkpoints: 0.84, 0.88 and 0.91 against
-the heuristic (so seeds 0 and 1 stopped on 100 lucky games), 0.77, 0.80 and 0.80 against
-"careful", 0.98-0.99 against random; it took 93-94% of its wins on the board and blocked
-82%, 81% and 93% of single threats. The benchmark table's row (docs/benchmarks.md) is
-still the file before the threat planes: 0.80, 0.80 and 0.82 in 400 fresh games, seeds 0
-and 1 at 500k, 0.45, 0.46 and 0.41 at 100k and 0.58, 0.69 and 0.68 at 200k.
+the run's own 100-game evaluation by every seed of five, and in 400 fresh games by two of
+them, a third at 0.895. Seeds 0-4 (2026-11-29, `python -m rlsuite.run
+experiments/selfplay_connect4.py --seed N --name sp_threat_sN`, two or three runs side by
+side on 2 vCPUs: 2,100-3,681 s of training): 0.56-0.78 at 100k steps, 0.78-0.86 at 200k,
+stopped at 0.90-0.95 at 380k, 260k, 240k, 260k and 340k. `rlsuite.evaluate --episodes 400`
+on those checkpoints: 0.845, 0.8825, 0.91, 0.895 and 0.9125 against the heuristic (IQM 0.896;
+seeds 0 and 1 stopped on 100 lucky games), 0.77-0.82 against "careful", 0.98-0.99 against
+random; it took 88-95% of its wins on the board and blocked 80-96% of single threats. The
+benchmark table's row (docs/benchmarks.md) is still the file before the threat planes:
+0.80, 0.80 and 0.82 in 400 fresh games, seeds 0 and 1 at 500k.
 Tried before the threat planes and not adopted (docs/multiagent.md has each run; seed 0
 unless said; against the heuristic at 500k): twice the budget (1M steps: 0.73 in 200 fresh
 games; with the mirror 0.78 in 400), GAE lambda 0.95 without the KL term (0.66), gamma 0.9,

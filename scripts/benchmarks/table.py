@@ -147,7 +147,7 @@ ROWS: tuple[Row, ...] = (
         "selfplay_connect4",
         minutes=50,
         changed_since=(
-            "threat planes added to the module on 2026-11-29; seeds 0-2 of the new file, "
+            "threat planes added to the module on 2026-11-29; seeds 0-4 of the new file, "
             "one run each: [multiagent.md](multiagent.md#self-play)"
         ),
     ),
