@@ -49,10 +49,16 @@ def positions() -> list[dict]:
     return _positions(40)
 
 
-def _planes(observations: list[dict]) -> np.ndarray:
-    module = connect_four_module(threat_planes=True)
+def _stacked(observations: list[dict]) -> tuple[np.ndarray, np.ndarray]:
+    """The observations' boards and masks as batches."""
     boards = np.stack([np.asarray(o["observations"], np.float32) for o in observations])
     masks = np.stack([np.asarray(o["action_mask"], np.float32) for o in observations])
+    return boards, masks
+
+
+def _planes(observations: list[dict]) -> np.ndarray:
+    module = connect_four_module(threat_planes=True)
+    boards, masks = _stacked(observations)
     seen = module._preprocess_batch(board_batch(boards, masks))[1][Columns.OBS].numpy()
     np.testing.assert_array_equal(seen[..., :2], boards)
     return seen[..., 2:]
@@ -104,8 +110,7 @@ def test_the_mirrored_module_reads_five_planes_and_plays_a_mirror_alike(position
     first_conv = next(m for m in module.modules() if isinstance(m, torch.nn.Conv2d))
     assert first_conv.in_channels == 5
     assert module.observation_space["observations"].shape == (6, 7, 2)
-    boards = np.stack([np.asarray(o["observations"], np.float32) for o in positions[:32]])
-    masks = np.stack([np.asarray(o["action_mask"], np.float32) for o in positions[:32]])
+    boards, masks = _stacked(positions[:32])
     copy = RLModuleSpec.from_module(module).build()  # a self-play snapshot
     copy.set_state(module.get_state())
     with torch.no_grad():

@@ -46,6 +46,7 @@ class _ExtraPlanesMaskingTorchRLModule(ActionMaskingTorchRLModule):
         board = observation_space.spaces.get("observations")
         if not isinstance(board, gym.spaces.Box) or len(board.shape) != 3:
             raise not_a_board
+        self._check_board(board.shape)
         self.env_observation_space = observation_space
         extra = np.ones((*board.shape[:2], len(self.extra_low)), np.float32)
         low = extra * np.asarray(self.extra_low, np.float32)
@@ -69,6 +70,9 @@ class _ExtraPlanesMaskingTorchRLModule(ActionMaskingTorchRLModule):
         board = batch[Columns.OBS]
         batch[Columns.OBS] = torch.cat([board, self._planes(board)], dim=-1)
         return action_mask, batch
+
+    def _check_board(self, shape: tuple[int, ...]) -> None:
+        """Refuse, in one line, a (height, width, planes) board the planes do not fit."""
 
     def _planes(self, board: torch.Tensor) -> torch.Tensor:
         raise NotImplementedError
@@ -117,19 +121,12 @@ class ThreatPlanesMaskingTorchRLModule(_ExtraPlanesMaskingTorchRLModule):
     extra_low = (0.0, 0.0, 0.0)
     extra_high = (1.0, 1.0, 1.0)
 
-    def __init__(self, *, observation_space: gym.Space | None = None, **kwargs: Any) -> None:
-        board = (
-            observation_space.spaces.get("observations")
-            if isinstance(observation_space, gym.spaces.Dict)
-            else None
-        )
-        shape: tuple[int, ...] = tuple(getattr(board, "shape", ()))
-        if len(shape) == 3 and (shape[2] != 2 or min(shape[:2]) < CONNECT):
+    def _check_board(self, shape: tuple[int, ...]) -> None:
+        if shape[2] != 2 or min(shape[:2]) < CONNECT:
             raise ValueError(
                 f"{type(self).__name__} needs a board of two planes (the mover's pieces, the "
                 f"opponent's) at least {CONNECT} squares each way, got shape {shape}"
             )
-        super().__init__(observation_space=observation_space, **kwargs)
 
     def _planes(self, board: torch.Tensor) -> torch.Tensor:
         mine, theirs = board[..., 0], board[..., 1]
