@@ -97,7 +97,7 @@ def test_smoke_run_trains_checkpoints_and_logs(
             ):
                 assert TENSORBOARD_PREFIX + key in tags, key
             # The summary's best is the win rate's, apart from the return's (0 in every game)
-            assert trial["metric"] == metrics.WIN_RATE_VS_RANDOM, trial
+            assert trial["metric"] == metrics.WIN_RATE_VS_HEURISTIC, trial
             assert 0 <= trial["best_metric"] <= 1 and trial["best_episode_return_mean"] == 0, trial
     if path.stem in EVALUATED:
         monkeypatch.chdir(experiment_dir.parent)

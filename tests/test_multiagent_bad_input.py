@@ -102,7 +102,7 @@ SELFPLAY = ROOT / "experiments" / "selfplay_connect4.py"
         ),
         (
             ["rl_module.model_config.conv_filters=None"],
-            ["policy 'main' gets no RLModule", "No default CNN configuration", "model_config"],
+            ["policy 'main' gets no RLModule", "needs conv_filters of stride 1", "model_config"],
         ),
     ],
 )

@@ -23,6 +23,7 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
+from rlsuite.multiagent.landing_head import LandingHeadPPOTorchRLModule
 from rlsuite.multiagent.mirror import MirrorMaskingTorchRLModule
 from rlsuite.multiagent.rllib_masking import ActionMaskingRLModule, ActionMaskingTorchRLModule
 from rlsuite.multiagent.threats import CONNECT, completing_squares, landing_squares
@@ -147,14 +148,29 @@ class MirrorThreatPlanesMaskingTorchRLModule(
     mirrored board are the mirrored planes, so the planes are added first, then mirrored."""
 
 
-# (planes, mirrored) -> module; a combination not here is refused in one line
-_MODULES: dict[tuple[str | None, bool], type[ActionMaskingTorchRLModule]] = {
-    (None, False): ActionMaskingTorchRLModule,
-    (None, True): MirrorMaskingTorchRLModule,
-    ("ones_plane", False): OnesPlaneMaskingTorchRLModule,
-    ("landing_plane", False): LandingPlaneMaskingTorchRLModule,
-    ("threat_planes", False): ThreatPlanesMaskingTorchRLModule,
-    ("threat_planes", True): MirrorThreatPlanesMaskingTorchRLModule,
+class LandingHeadThreatPlanesMaskingTorchRLModule(
+    ThreatPlanesMaskingTorchRLModule, LandingHeadPPOTorchRLModule
+):
+    """The threat planes, and a policy that scores squares and plays each column at its
+    landing square (rlsuite.multiagent.landing_head)."""
+
+
+class MirrorLandingHeadThreatPlanesMaskingTorchRLModule(
+    ThreatPlanesMaskingTorchRLModule, MirrorMaskingTorchRLModule, LandingHeadPPOTorchRLModule
+):
+    """The threat planes and the landing-square policy head, played symmetrically."""
+
+
+# (planes, mirrored, landing head) -> module; a combination not here is refused in one line
+_MODULES: dict[tuple[str | None, bool, bool], type[ActionMaskingTorchRLModule]] = {
+    (None, False, False): ActionMaskingTorchRLModule,
+    (None, True, False): MirrorMaskingTorchRLModule,
+    ("ones_plane", False, False): OnesPlaneMaskingTorchRLModule,
+    ("landing_plane", False, False): LandingPlaneMaskingTorchRLModule,
+    ("threat_planes", False, False): ThreatPlanesMaskingTorchRLModule,
+    ("threat_planes", True, False): MirrorThreatPlanesMaskingTorchRLModule,
+    ("threat_planes", False, True): LandingHeadThreatPlanesMaskingTorchRLModule,
+    ("threat_planes", True, True): MirrorLandingHeadThreatPlanesMaskingTorchRLModule,
 }
 
 
@@ -164,6 +180,7 @@ def masked_ppo_spec(
     landing_plane: bool = False,
     threat_planes: bool = False,
     mirror: bool = False,
+    landing_head: bool = False,
 ) -> RLModuleSpec:
     """A PPO RLModule that applies the observation's action mask (the model config defaults
     to the algorithm's `.rl_module(model_config=...)`). Board planes, at most one of:
@@ -171,7 +188,9 @@ def masked_ppo_spec(
     squares a dropped piece lands on (LandingPlaneMaskingTorchRLModule), `threat_planes`
     those and the squares where either player would complete four
     (ThreatPlanesMaskingTorchRLModule). `mirror` makes the policy play the board and its
-    mirror image alike (rlsuite.multiagent.mirror), alone or with `threat_planes`."""
+    mirror image alike (rlsuite.multiagent.mirror), alone or with `threat_planes`.
+    `landing_head` (with `threat_planes`) scores squares and plays each column at its
+    landing square (rlsuite.multiagent.landing_head)."""
     planes = {
         "ones_plane": ones_plane,
         "landing_plane": landing_plane,
@@ -182,7 +201,9 @@ def masked_ppo_spec(
         raise ValueError(
             f"masked_ppo_spec takes one of {', '.join(planes)}, not {' and '.join(chosen)}"
         )
-    key = (chosen[0] if chosen else None, mirror)
+    key = (chosen[0] if chosen else None, mirror, landing_head)
+    if landing_head and key not in _MODULES:
+        raise ValueError("masked_ppo_spec: landing_head=True goes with threat_planes=True")
     if key not in _MODULES:
         raise ValueError(
             f"masked_ppo_spec: mirror=True goes with threat_planes or no planes, not {key[0]}"
@@ -193,7 +214,9 @@ def masked_ppo_spec(
 __all__ = [
     "ActionMaskingRLModule",
     "ActionMaskingTorchRLModule",
+    "LandingHeadThreatPlanesMaskingTorchRLModule",
     "LandingPlaneMaskingTorchRLModule",
+    "MirrorLandingHeadThreatPlanesMaskingTorchRLModule",
     "MirrorMaskingTorchRLModule",
     "MirrorThreatPlanesMaskingTorchRLModule",
     "OnesPlaneMaskingTorchRLModule",
