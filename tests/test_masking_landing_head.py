@@ -63,6 +63,7 @@ def test_each_column_plays_the_score_of_its_landing_square() -> None:
         (8, 16, (1, 1)),
         (16, 1, (1, 1)),
     ]
+    assert isinstance(module.pi[1], torch.nn.ReLU)  # head_fcnet_activation's default
     boards, masks = _stacked_boards(16, full_column=2)
     _, batch = module._preprocess_batch(board_batch(boards, masks))
     with torch.no_grad():
@@ -111,7 +112,7 @@ def test_training_forward_gives_logits_per_column_and_values_per_board() -> None
     assert all(p.grad is not None for p in module.pi.parameters())
 
 
-def _build(conv_filters: list) -> None:
+def _build(conv_filters: list, actions: int = 7) -> None:
     spec = masked_ppo_spec(
         DefaultModelConfig(conv_filters=conv_filters, head_fcnet_hiddens=[16]),
         threat_planes=True,
@@ -123,7 +124,7 @@ def _build(conv_filters: list) -> None:
             "action_mask": gym.spaces.Box(0.0, 1.0, (7,)),
         }
     )
-    spec.action_space = gym.spaces.Discrete(7)
+    spec.action_space = gym.spaces.Discrete(actions)
     spec.build()
 
 
@@ -131,6 +132,11 @@ def _build(conv_filters: list) -> None:
 def test_a_cnn_without_one_feature_per_square_is_refused_in_one_line(conv_filters) -> None:
     with pytest.raises(ValueError, match="needs conv_filters of stride 1 with 'same' padding"):
         _build(conv_filters)
+
+
+def test_a_move_set_other_than_the_columns_is_refused_in_one_line() -> None:
+    with pytest.raises(ValueError, match=r"needs one action per column of the board \(6, 7, 5\)"):
+        _build([[8, [4, 4], 1]], actions=6)
 
 
 def test_the_landing_head_goes_with_the_threat_planes() -> None:

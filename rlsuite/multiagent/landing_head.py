@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import gymnasium as gym
 import torch
 from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
     DefaultPPOTorchRLModule,
@@ -24,6 +25,7 @@ from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.models.base import ACTOR, CRITIC, ENCODER_OUT
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.models.utils import get_activation_fn
 from torch import nn
 
 from rlsuite.multiagent.threats import landing_squares
@@ -37,7 +39,8 @@ def _model_config(config: Any) -> dict[str, Any]:
 
 class LandingHeadPPOTorchRLModule(DefaultPPOTorchRLModule):
     """PPO's module whose policy scores each square of the CNN's feature map with a
-    per-square MLP (1x1 convolutions, `head_fcnet_hiddens` wide) and plays each column at
+    per-square MLP (1x1 convolutions, `head_fcnet_hiddens` wide, `head_fcnet_activation`
+    between them) and plays each column at
     its landing square. Needs a board (height, width, planes) whose first two planes hold
     the pieces, one action per column, and a CNN that keeps the board's size (stride 1,
     "same" padding)."""
@@ -55,11 +58,22 @@ class LandingHeadPPOTorchRLModule(DefaultPPOTorchRLModule):
                 f"{type(self).__name__} needs conv_filters of stride 1 with 'same' padding "
                 f"(one feature per square) and no use_lstm, got conv_filters={filters}"
             )
+        space = self.observation_space  # the board, or a Dict of it and the action mask
+        board: tuple[int, ...] = getattr(
+            space["observations"] if isinstance(space, gym.spaces.Dict) else space, "shape", ()
+        )
+        if len(board) != 3 or getattr(self.action_space, "n", None) != board[1]:
+            raise ValueError(
+                f"{type(self).__name__} needs one action per column of the board {board}, "
+                f"got {self.action_space}"
+            )
         super().setup()
         channels = filters[-1][0]
+        activation = get_activation_fn(config.get("head_fcnet_activation"), framework="torch")
         layers: list[nn.Module] = []
         for width in config.get("head_fcnet_hiddens") or []:
-            layers += [nn.Conv2d(channels, width, kernel_size=1), nn.ReLU()]
+            layers.append(nn.Conv2d(channels, width, kernel_size=1))
+            layers += [activation()] if activation else []
             channels = width
         layers.append(nn.Conv2d(channels, 1, kernel_size=1))
         self.pi = nn.Sequential(*layers)

@@ -140,17 +140,10 @@ ROWS: tuple[Row, ...] = (
     Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps)"),
     Row("sac_multiwalker", minutes=1850, stop=("env_steps=200000",), needs=SAC_MULTIWALKER),
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
-    # measured: 27-32 min of training a seed to 500k steps (275 env steps/s), 94 min wall for 3
-    # on 2026-11-25; 11-13 min (697 env steps/s), 37 min wall, on 2026-11-29's faster machine;
-    # with the mirrored module (twice the network's work) 18-19 min (441), 50 min wall
-    Row(
-        "selfplay_connect4",
-        minutes=50,
-        changed_since=(
-            "threat planes added to the module on 2026-11-29; seeds 0-4 of the new file, "
-            "one run each: [multiagent.md](multiagent.md#self-play)"
-        ),
-    ),
+    # measured with the landing-square head (2026-11-29): 4-6.5 min of training a seed, which
+    # stopped at 40k-60k steps (160 env steps/s), 16 min wall for 3. The file before it ran
+    # 18-19 min a seed (to 500k or 0.9 at 441 env steps/s), 50 min wall.
+    Row("selfplay_connect4", minutes=6),
     # The file's 500k: 9-10 min a seed at the 900-1,000 env steps/s of 2026-11-28's evening,
     # 25-30 at the 290-350 measured to 300k on 2026-11-27.
     Row("vdn_spread", minutes=30, written_up_in=f"50k steps: {QMIX}; 100k: {EXPERIMENTS}"),
