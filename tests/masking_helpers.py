@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 import envs
 from rlsuite.multiagent.masking import masked_ppo_spec
@@ -43,3 +44,21 @@ def random_boards(n: int, full_column: int, density: float) -> tuple[np.ndarray,
     masks = np.ones((n, 7), np.float32)
     masks[:, full_column] = 0.0
     return boards, masks
+
+
+def plain_and_mirrored_logits(
+    module: Any, boards: np.ndarray, masks: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """`module`'s move logits on the boards, and those of a copy of it built as a self-play
+    snapshot is (`RLModuleSpec.from_module`) on the mirrored boards."""
+    copy = RLModuleSpec.from_module(module).build()
+    copy.set_state(module.get_state())
+    with torch.no_grad():
+        plain = module.forward_inference(board_batch(boards, masks))
+        mirrored = copy.forward_inference(
+            board_batch(boards[:, :, ::-1].copy(), masks[:, ::-1].copy())
+        )
+    return (
+        plain[Columns.ACTION_DIST_INPUTS].numpy(),
+        mirrored[Columns.ACTION_DIST_INPUTS].numpy(),
+    )

@@ -13,14 +13,18 @@ from ray.rllib.core.columns import Columns
 from ray.rllib.core.models.base import ACTOR, ENCODER_OUT
 from ray.rllib.core.models.torch.primitives import TorchCNN
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite.multiagent.masking import (
     LandingHeadThreatPlanesMaskingTorchRLModule,
     MirrorLandingHeadThreatPlanesMaskingTorchRLModule,
     masked_ppo_spec,
 )
-from tests.masking_helpers import board_batch, connect_four_module, random_boards
+from tests.masking_helpers import (
+    board_batch,
+    connect_four_module,
+    plain_and_mirrored_logits,
+    random_boards,
+)
 
 
 def _stacked_boards(n: int, full_column: int) -> tuple[np.ndarray, np.ndarray]:
@@ -85,18 +89,9 @@ def test_the_mirrored_head_plays_a_mirror_alike_and_a_snapshot_copy_too() -> Non
     module = connect_four_module(threat_planes=True, mirror=True, landing_head=True)
     assert isinstance(module, MirrorLandingHeadThreatPlanesMaskingTorchRLModule)
     boards, masks = random_boards(32, full_column=5, density=0.3)
-    copy = RLModuleSpec.from_module(module).build()  # a self-play snapshot
-    copy.set_state(module.get_state())
-    with torch.no_grad():
-        plain = module.forward_inference(board_batch(boards, masks))
-        mirrored = copy.forward_inference(
-            board_batch(boards[:, :, ::-1].copy(), masks[:, ::-1].copy())
-        )
-    logits = plain[Columns.ACTION_DIST_INPUTS].numpy()
+    logits, mirrored = plain_and_mirrored_logits(module, boards, masks)
     assert np.all(logits[:, 5] < -1e30)
-    np.testing.assert_allclose(
-        mirrored[Columns.ACTION_DIST_INPUTS].numpy(), logits[:, ::-1], rtol=1e-5, atol=1e-5
-    )
+    np.testing.assert_allclose(mirrored, logits[:, ::-1], rtol=1e-5, atol=1e-5)
 
 
 def test_training_forward_gives_logits_per_column_and_values_per_board() -> None:

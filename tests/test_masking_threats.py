@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 import torch
 from ray.rllib.core.columns import Columns
-from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 import envs
 from rlsuite.multiagent.masking import (
@@ -22,7 +21,7 @@ from rlsuite.multiagent.masking import (
 )
 from rlsuite.multiagent.opponents import one_move_answers, random_move
 from rlsuite.multiagent.threats import completing_squares
-from tests.masking_helpers import board_batch, connect_four_module
+from tests.masking_helpers import board_batch, connect_four_module, plain_and_mirrored_logits
 
 
 def _positions(games: int) -> list[dict]:
@@ -111,17 +110,8 @@ def test_the_mirrored_module_reads_five_planes_and_plays_a_mirror_alike(position
     assert first_conv.in_channels == 5
     assert module.observation_space["observations"].shape == (6, 7, 2)
     boards, masks = _stacked(positions[:32])
-    copy = RLModuleSpec.from_module(module).build()  # a self-play snapshot
-    copy.set_state(module.get_state())
-    with torch.no_grad():
-        plain = module.forward_inference(board_batch(boards, masks))
-        mirrored = copy.forward_inference(
-            board_batch(boards[:, :, ::-1].copy(), masks[:, ::-1].copy())
-        )
-    logits = plain[Columns.ACTION_DIST_INPUTS].numpy()
-    np.testing.assert_allclose(
-        mirrored[Columns.ACTION_DIST_INPUTS].numpy(), logits[:, ::-1], rtol=1e-5, atol=1e-5
-    )
+    logits, mirrored = plain_and_mirrored_logits(module, boards, masks)
+    np.testing.assert_allclose(mirrored, logits[:, ::-1], rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("shape", [(6, 7, 3), (3, 3, 2)])
