@@ -40,10 +40,10 @@ def _model_config(config: Any) -> dict[str, Any]:
 class LandingHeadPPOTorchRLModule(DefaultPPOTorchRLModule):
     """PPO's module whose policy scores each square of the CNN's feature map with a
     per-square MLP (1x1 convolutions, `head_fcnet_hiddens` wide, `head_fcnet_activation`
-    between them) and plays each column at
-    its landing square. Needs a board (height, width, planes) whose first two planes hold
-    the pieces, one action per column, and a CNN that keeps the board's size (stride 1,
-    "same" padding)."""
+    between them) and plays each column at its landing square. Needs a board (height,
+    width, planes) whose first two planes hold the pieces, one action per column, and a
+    CNN that keeps the board's size (stride 1, "same" padding). RLlib's catalog builds
+    only dense policy heads, hence this one."""
 
     def setup(self) -> None:
         # checked before RLlib's catalog builds the encoder, which has its own (longer)

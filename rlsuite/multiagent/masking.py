@@ -7,9 +7,12 @@ the loss. The registry's turn-based games give exactly those keys (envs/multiage
 `masked_ppo_spec(ones_plane=True)` adds a constant plane of ones to a board observation
 inside the module (OnesPlaneMaskingTorchRLModule), so a CNN can tell the board's edge from
 an empty square; `landing_plane=True` adds a plane marking where a piece dropped in each
-column lands (LandingPlaneMaskingTorchRLModule); `mirror=True` makes the policy play a board
-and its mirror image alike (rlsuite.multiagent.mirror). Scripted players and the env keep
-the board as it is.
+column lands (LandingPlaneMaskingTorchRLModule); `threat_planes=True` adds that plane and
+the squares where either player would complete four (ThreatPlanesMaskingTorchRLModule);
+`mirror=True` makes the policy play a board and its mirror image alike
+(rlsuite.multiagent.mirror); `landing_head=True` gives it a policy head that scores squares
+and plays each column at its landing square (rlsuite.multiagent.landing_head). Scripted
+players and the env keep the board as it is.
 """
 
 from __future__ import annotations
