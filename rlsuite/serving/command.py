@@ -223,8 +223,10 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
         except KeyboardInterrupt:
             print("rlsuite.serve: stopping", file=out)
         finally:
-            # A second Ctrl-C (or the signal forwarded twice) must not cut the clean-up short.
+            # A second Ctrl-C or SIGTERM (or a signal forwarded twice, as `timeout` does)
+            # must not cut the clean-up short: seen as a traceback out of copy_ray_logs.
             previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
             if options.address is not None and started:
                 # On a cluster the app must go; an embedded Ray takes Serve's actors down
                 # with it (with serve.shutdown() first, a loaded test run's server had not
