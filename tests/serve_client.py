@@ -46,9 +46,9 @@ def serving(
     env: dict[str, str] | None = None,
     stop_signals: tuple[signal.Signals, ...] = (signal.SIGINT,),
 ) -> Iterator[int]:
-    """The server's port while it serves `path`; stopped afterwards with the first of
-    `stop_signals`, each further one sent once the server says it is stopping (a second
-    Ctrl-C, or a signal forwarded twice, lands in its clean-up)."""
+    """The server's port while it serves `path`; stopped afterwards with `stop_signals`,
+    sent one right after another (as a wrapper that forwards a signal, such as `timeout`
+    under `pkill`, sends it twice)."""
     port = free_port()
     command = [
         sys.executable,
@@ -90,10 +90,8 @@ def serving(
             time.sleep(1)
         yield port
     finally:
-        server.send_signal(stop_signals[0])
-        for again in stop_signals[1:]:
-            _wait_for_stopping(server, out)
-            server.send_signal(again)
+        for stop_signal in stop_signals:
+            server.send_signal(stop_signal)
         try:
             server.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -104,15 +102,6 @@ def serving(
         out.close()
     assert server.returncode == 0, printed[-2000:]
     assert "rlsuite.serve: stopped" in printed and "Traceback" not in printed, printed[-2000:]
-
-
-def _wait_for_stopping(server: subprocess.Popen, out: Any) -> None:
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while server.poll() is None and time.monotonic() < deadline:
-        out.seek(0)
-        if "rlsuite.serve: stopping" in out.read():
-            return
-        time.sleep(0.05)
 
 
 def _ignore_sigint() -> None:

@@ -51,9 +51,9 @@ def observations(checkpoint: Path) -> np.ndarray:
 
 
 def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
-    """Greedy actions, sessions, one line per bad request; stopped by SIGTERM, and SIGTERM
-    again during the clean-up (a wrapper such as `timeout` forwards a signal twice): still
-    one clean stop, exit 0 (the next test stops its server with Ctrl-C)."""
+    """Greedy actions, sessions, one line per bad request; stopped by SIGTERM twice in a
+    row (a wrapper such as `timeout` forwards a signal it also got): still one clean stop,
+    exit 0 (the next test stops its server with Ctrl-C)."""
     checkpoint = locate(cartpole).checkpoint
     obs = observations(checkpoint)
     expected = export.module_actions(load_module(checkpoint), obs).tolist()

@@ -165,7 +165,9 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
 
     stop = threading.Event()
     started = False  # Serve, by this server: only then is Serve this server's to shut down
-    previous: Any = signal.getsignal(signal.SIGTERM)
+    # The caller's handlers, put back unless a signal stopped the server (see below).
+    original = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
+    stopped_by_signal = False
     with ray_output_to(logs_dir):
         out = terminal()
         print(
@@ -193,11 +195,11 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             # logs are copied into it on exit (also when the replicas fail to start).
             keep_log()
             # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
-            previous = signal.signal(signal.SIGTERM, _interrupt)
+            signal.signal(signal.SIGTERM, _interrupt)
             # Ctrl-C stops it even where it inherited SIGINT ignored (a shell script's
             # background job), as Tune's fit() does for rlsuite.run: seen as a server
             # that a test harness started from such a job could not stop.
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            signal.signal(signal.SIGINT, _interrupt)
             serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
             started = True
             app = build(
@@ -221,11 +223,11 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             )
             stop.wait()
         except KeyboardInterrupt:
+            stopped_by_signal = True
             print("rlsuite.serve: stopping", file=out)
         finally:
-            # A second Ctrl-C or SIGTERM (or a signal forwarded twice, as `timeout` does)
-            # must not cut the clean-up short: seen as a traceback out of copy_ray_logs.
-            previous_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+            # Nothing cuts the clean-up short (_interrupt ignores a second signal already).
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
             if options.address is not None and started:
                 # On a cluster the app must go; an embedded Ray takes Serve's actors down
@@ -235,8 +237,13 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                     serve.shutdown()
             copy_ray_logs(logs_dir)  # the replicas' logs, one line per refused request
             ray.shutdown()
-            signal.signal(signal.SIGTERM, previous)
-            signal.signal(signal.SIGINT, previous_int)
+            # ray.shutdown sets SIGTERM back to the default in C, where Python's table
+            # still says ignored (measured: a SIGTERM then ended the process, exit 143), so
+            # it is set again. Stopped by a signal, the process is ending: later ones stay
+            # ignored. Else (a failed start, an in-process caller) the caller's come back.
+            ignored = dict.fromkeys(original, signal.SIG_IGN)
+            for signum, handler in (ignored if stopped_by_signal else original).items():
+                signal.signal(signum, handler)
         print("rlsuite.serve: stopped", file=out)
 
 
@@ -266,7 +273,11 @@ def _route(model: Model) -> str:
 
 
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt  # SIGTERM ends the server as Ctrl-C does
+    """SIGTERM ends the server as Ctrl-C does; later signals (`timeout` forwards one twice)
+    are ignored from here on, so none cuts the clean-up short, not even before it starts."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
 
 
 def check_room(options: ServeOptions, total: Mapping[str, float], where: str) -> None:
