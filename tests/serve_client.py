@@ -1,5 +1,6 @@
 """A client of `python -m rlsuite.serve` for the tests: the server started as a user starts
-it (a subprocess on 127.0.0.1 and a free port), plain HTTP requests, Ctrl-C to stop."""
+it (a subprocess on 127.0.0.1 and a free port), plain HTTP requests, Ctrl-C to stop; a
+smoke run to serve (`train`) and a refusal read back (`refused`)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tests.helpers import ROOT, free_port
+import pytest
+
+from rlsuite.serve import main as serve_main
+from tests.helpers import ROOT, free_port, run_cli
 
 START_TIMEOUT_S = 240  # a local Ray plus Serve on a busy 2-CPU machine
 STOP_TIMEOUT_S = 90
@@ -113,3 +117,17 @@ def _ready(port: int) -> bool:
         return request(port, "GET", "/ready")[0] == 200
     except (OSError, http.client.HTTPException, json.JSONDecodeError):
         return False
+
+
+def train(storage: Path, experiment: str) -> Path:
+    run = run_cli(ROOT / "experiments" / f"{experiment}.py", "--smoke", storage=storage)
+    assert run.returncode == 0, run.stderr[-2000:]
+    return storage / experiment
+
+
+def refused(capsys: pytest.CaptureFixture[str], *args: str | Path) -> str:
+    code = serve_main([*map(str, args), "--port", str(free_port())])
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert code == 2 and len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]

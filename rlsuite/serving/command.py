@@ -9,13 +9,11 @@ import contextlib
 import errno
 import os
 import shutil
-import signal
 import socket
 import tempfile
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from rlsuite.errors import UsageError
@@ -41,6 +39,7 @@ from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
 from rlsuite.serving.startup import deploy, local_address
+from rlsuite.serving.stop_signals import StopSignals
 
 APP_NAME = "rlsuite"
 ONNX_CHECK_BATCH = 256  # observations on which the exported network must act like the RLModule
@@ -165,9 +164,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
 
     stop = threading.Event()
     started = False  # Serve, by this server: only then is Serve this server's to shut down
-    # The caller's handlers, put back unless a signal stopped the server (see below).
-    original = {signum: signal.getsignal(signum) for signum in (signal.SIGTERM, signal.SIGINT)}
-    stopped_by_signal = False
+    stop_signals = StopSignals()
     with ray_output_to(logs_dir):
         out = terminal()
         print(
@@ -194,12 +191,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             # Ray is up and the checks passed: from here --logs-dir exists, so the replicas'
             # logs are copied into it on exit (also when the replicas fail to start).
             keep_log()
-            # After ray.init, which installs its own SIGTERM handler (exit without clean-up).
-            signal.signal(signal.SIGTERM, _interrupt)
-            # Ctrl-C stops it even where it inherited SIGINT ignored (a shell script's
-            # background job), as Tune's fit() does for rlsuite.run: seen as a server
-            # that a test harness started from such a job could not stop.
-            signal.signal(signal.SIGINT, _interrupt)
+            stop_signals.arm()
             serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
             started = True
             app = build(
@@ -223,12 +215,9 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             )
             stop.wait()
         except KeyboardInterrupt:
-            stopped_by_signal = True
             print("rlsuite.serve: stopping", file=out)
         finally:
-            # Nothing cuts the clean-up short (_interrupt ignores a second signal already).
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            stop_signals.hold()
             if options.address is not None and started:
                 # On a cluster the app must go; an embedded Ray takes Serve's actors down
                 # with it (with serve.shutdown() first, a loaded test run's server had not
@@ -237,13 +226,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                     serve.shutdown()
             copy_ray_logs(logs_dir)  # the replicas' logs, one line per refused request
             ray.shutdown()
-            # ray.shutdown sets SIGTERM back to the default in C, where Python's table
-            # still says ignored (measured: a SIGTERM then ended the process, exit 143), so
-            # it is set again. Stopped by a signal, the process is ending: later ones stay
-            # ignored. Else (a failed start, an in-process caller) the caller's come back.
-            ignored = dict.fromkeys(original, signal.SIG_IGN)
-            for signum, handler in (ignored if stopped_by_signal else original).items():
-                signal.signal(signum, handler)
+            stop_signals.release()  # ray.shutdown reset SIGTERM in C
         print("rlsuite.serve: stopped", file=out)
 
 
@@ -270,14 +253,6 @@ def check_no_serve_running(address: str, status: Any) -> None:
 
 def _route(model: Model) -> str:
     return "/predict" if model.kind == "supervised" else "/act"
-
-
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM ends the server as Ctrl-C does; later signals (`timeout` forwards one twice)
-    are ignored from here on, so none cuts the clean-up short, not even before it starts."""
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    raise KeyboardInterrupt
 
 
 def check_room(options: ServeOptions, total: Mapping[str, float], where: str) -> None:
