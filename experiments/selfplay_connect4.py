@@ -23,7 +23,7 @@ passes 0.92, a margin over the 0.9 bar for those games' noise.
 Expected: against the heuristic 0.9 in fresh games, within 500k env steps. Measured (the
 benchmark table's row, 2026-11-29, `python scripts/benchmark.py --only selfplay_connect4`,
 seeds 0-2 one after another): stopped at 0.93, 0.96 and 0.945 at 40k, 40k and 60k env
-steps, 4-6.5 min of training each; `rlsuite.evaluate --trial ... --episodes 400` on those
+steps, 4.0-6.3 min of training each; `rlsuite.evaluate --trial ... --episodes 400` on those
 checkpoints: 0.9525, 0.9175 and 0.9475 against the heuristic, 0.825, 0.855 and 0.875
 against "careful", 0.99-1.00 against random, taking 94-99% of its wins on the board and
 blocking 98-99% of single threats. Seeds 3 and 4 (`python -m rlsuite.run

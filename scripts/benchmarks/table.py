@@ -140,7 +140,7 @@ ROWS: tuple[Row, ...] = (
     Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps)"),
     Row("sac_multiwalker", minutes=1850, stop=("env_steps=200000",), needs=SAC_MULTIWALKER),
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
-    # measured with the landing-square head (2026-11-29): 4-6.5 min of training a seed, which
+    # measured with the landing-square head (2026-11-29): 4.0-6.3 min of training a seed, which
     # stopped at 40k-60k steps (160 env steps/s), 16 min wall for 3. The file before it ran
     # 18-19 min a seed (to 500k or 0.9 at 441 env steps/s), 50 min wall.
     Row("selfplay_connect4", minutes=6),
