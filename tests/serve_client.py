@@ -14,7 +14,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -49,10 +49,12 @@ def serving(
     *flags: str,
     env: dict[str, str] | None = None,
     stop_signals: tuple[signal.Signals, ...] = (signal.SIGINT,),
+    late_signal: signal.Signals | None = None,
 ) -> Iterator[int]:
     """The server's port while it serves `path`; stopped afterwards with `stop_signals`,
     sent one right after another (as a wrapper that forwards a signal, such as `timeout`
-    under `pkill`, sends it twice)."""
+    under `pkill`, sends it twice), then `late_signal` half a second after the server said
+    it is stopping: while it shuts Ray down (an impatient user's second Ctrl-C)."""
     port = free_port()
     command = [
         sys.executable,
@@ -96,6 +98,8 @@ def serving(
     finally:
         for stop_signal in stop_signals:
             server.send_signal(stop_signal)
+        if late_signal is not None:
+            _send_while_stopping(server, out, late_signal)
         try:
             server.wait(timeout=STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
@@ -106,6 +110,20 @@ def serving(
         out.close()
     assert server.returncode == 0, printed[-2000:]
     assert "rlsuite.serve: stopped" in printed and "Traceback" not in printed, printed[-2000:]
+
+
+def _send_while_stopping(
+    server: subprocess.Popen[bytes], out: IO[str], late: signal.Signals
+) -> None:
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while server.poll() is None and time.monotonic() < deadline:
+        out.seek(0)
+        if "rlsuite.serve: stopping" in out.read():
+            time.sleep(0.5)  # measured: 0.3-1.0 s after it the server is inside ray.shutdown
+            if server.poll() is None:
+                server.send_signal(late)
+            return
+        time.sleep(0.02)
 
 
 def _ignore_sigint() -> None:

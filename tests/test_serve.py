@@ -40,13 +40,17 @@ def observations(checkpoint: Path) -> np.ndarray:
 
 def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
     """Greedy actions, sessions, one line per bad request; stopped by SIGTERM twice in a
-    row (a wrapper such as `timeout` forwards a signal it also got): still one clean stop,
-    exit 0 (the next test stops its server with Ctrl-C)."""
+    row (a wrapper such as `timeout` forwards a signal it also got) and a third while it
+    shuts Ray down: still one clean stop, exit 0 (the next test stops its server with
+    Ctrl-C)."""
     checkpoint = locate(cartpole).checkpoint
     obs = observations(checkpoint)
     expected = export.module_actions(load_module(checkpoint), obs).tolist()
     twice = (signal.SIGTERM, signal.SIGTERM)
-    with serving(cartpole, tmp_path / "logs", "--max-batch-size", "8", stop_signals=twice) as port:
+    logs = tmp_path / "logs"
+    with serving(
+        cartpole, logs, "--max-batch-size", "8", stop_signals=twice, late_signal=signal.SIGTERM
+    ) as port:
         assert request(port, "GET", "/healthz") == (200, {"status": "ok"})
         assert post(port, {"observations": obs.tolist()}) == (200, {"actions": expected})
         one_by_one = [post(port, {"observations": [o]})[1]["actions"][0] for o in obs[:8].tolist()]

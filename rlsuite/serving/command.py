@@ -176,6 +176,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             runtime_env = cluster_runtime_env(ACTOR_ENV_VARS) if options.address else None
             if not options.address:
                 ensure_auth_token()
+            stop_signals.keep_through_shutdown()
             ray.init(
                 address=options.address,
                 # As many CPUs as check_room counted (Ray's own count can differ in a container).
@@ -226,7 +227,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                     serve.shutdown()
             copy_ray_logs(logs_dir)  # the replicas' logs, one line per refused request
             ray.shutdown()
-            stop_signals.release()  # ray.shutdown reset SIGTERM in C
+            stop_signals.release()
         print("rlsuite.serve: stopped", file=out)
 
 
