@@ -110,7 +110,7 @@ ROWS: tuple[Row, ...] = (
     Row("optuna_ppo_cartpole", minutes=20),
     Row("pb2_ppo_cartpole", minutes=15),
     Row("pbt_appo_atari", minutes=6000, needs="needs a cluster: 8 trials of 9 CPUs and a GPU"),
-    # measured 2026-11-29: 28-34 min wall a seed (4 trials of 500k steps side by side); the
+    # measured 2026-11-29: 29-35 min wall a seed (4 trials of 500k steps side by side); the
     # file's 1M would double it. At 500k maddpg_spread has most of its gain.
     Row("pbt_maddpg_spread", minutes=35, stop=("env_steps=500000",)),
     Row("pbt_ppo_atari", minutes=6000, needs="needs a cluster: 8 trials of 9 CPUs and a GPU"),
