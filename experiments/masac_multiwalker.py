@@ -14,7 +14,9 @@ shorten it: on an H200 machine its learner on the GPU ran 16.5 env steps/s again
 on a CPU beside it, about 3.4 hours a seed; the time is in launching the update's many
 small kernels (docs/multiagent.md, "On an H200"). Method: SAC (Haarnoja et al. 2018)
 with MADDPG's centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et
-al. 2024); settings from CleanRL's SAC, as in sac_multiwalker.py.
+al. 2024), except that a walker's actor loss takes the other walkers' torques from the
+replay buffer (Lowe et al.'s eq. 5; BenchMARL samples them from their current actors);
+settings from CleanRL's SAC, as in sac_multiwalker.py.
 """
 
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig

@@ -19,20 +19,23 @@ from rlsuite.multiagent.maddpg.module import ACTOR_OUTPUTS, Q_BUFFER, Q_OWN
 BATCH = 8
 
 
-def _learner(config_class: type = MADDPGConfig) -> Any:
+def _learner(config_class: type = MADDPGConfig, num_learners: int = 0) -> Any:
     env = JointEnv({JOINT_OF: "mpe/simple_spread", "continuous_actions": True})
     config = (
         config_class()
+        .learners(num_learners=num_learners)  # above 1: a torch process group must exist
         .training(tau=0.1)
         .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[16]))
     )
     return config.build_learner(env=env), env
 
 
-def _learner_and_spread_batch(config_class: type) -> tuple[Any, JointEnv, dict[str, Any]]:
+def _learner_and_spread_batch(
+    config_class: type, num_learners: int = 0
+) -> tuple[Any, JointEnv, dict[str, Any]]:
     """`_learner` and a random batch of its 3-agent simple_spread shapes."""
     torch.manual_seed(0)
-    learner, env = _learner(config_class)
+    learner, env = _learner(config_class, num_learners)
     obs = {OBS: torch.randn(BATCH, 3, 18), AGENT_REWARDS: torch.randn(BATCH, 3)}
     batch = {
         Columns.OBS: obs,
@@ -97,8 +100,9 @@ def test_actor_output_reg_adds_the_mean_squared_actor_output_to_the_actor_loss(
     module_id = "default_policy"
     module = learner.module[module_id].unwrapped()
     fwd = module.forward_train(batch)
-    own_outputs = module.actor_outputs(module.actors, batch[Columns.OBS][OBS])
+    own_outputs = module.action_part(module.actor_outputs(module.actors, batch[Columns.OBS][OBS]))
     torch.testing.assert_close(fwd[ACTOR_OUTPUTS], own_outputs)
+    assert own_outputs.shape[-1] == module.action_dim  # MASAC: its means, not its log stds
     actor_losses = []
     for weight in (0.0, 1e-3):
         config = learner.config.copy(copy_frozen=False).training(actor_output_reg=weight)

@@ -38,9 +38,12 @@ def actor_saturation(module: Any, observations: np.ndarray) -> dict[str, dict[st
     """Per policy, over its agents' rows of `observations`. Discrete actions: the share of
     states whose top action takes more than 0.99 of the probability, the mean top
     probability, the median gap between the two largest logits, how many actions are ever
-    the greedy one. Continuous: the share of raw outputs beyond +-3, their median size."""
+    the greedy one. Continuous: the share of tanh's inputs beyond +-3 (MASAC: its means,
+    not its log stds), their median size."""
     with torch.no_grad():
-        outputs = module.actor_outputs(module.actors, torch.as_tensor(observations))
+        outputs = module.action_part(
+            module.actor_outputs(module.actors, torch.as_tensor(observations))
+        )
     stats: dict[str, dict[str, float]] = {}
     for policy in module.policy_ids:
         rows = [i for i, p in enumerate(module.agent_policies) if p == policy]

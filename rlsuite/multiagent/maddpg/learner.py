@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.distributed as dist
 from ray.rllib.algorithms.dqn.torch.dqn_torch_learner import DQNTorchLearner
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.learner.learner import POLICY_LOSS_KEY
@@ -105,7 +106,8 @@ class MADDPGTorchLearner(DQNTorchLearner):
 
     def compute_gradients(self, loss_per_module: dict[str, Any], **kwargs: Any) -> dict[Any, Any]:
         grads: dict[Any, Any] = {}
-        for module_id in set(loss_per_module) - {ALL_MODULES}:
+        # Sorted: every learner of a group must list the gradients in one order (below).
+        for module_id in sorted(set(loss_per_module) - {ALL_MODULES}):
             for name, optimizer in self.get_optimizers_for_module(module_id):
                 loss = self._temp_losses.pop((module_id, name))
                 params = self.filter_param_dict_for_optimizer(self._params, optimizer)
@@ -117,6 +119,8 @@ class MADDPGTorchLearner(DQNTorchLearner):
                 for (ref, param), grad in zip(params.items(), values, strict=True):
                     grads[ref] = torch.zeros_like(param) if grad is None else grad
         self._temp_losses.clear()
+        if self.config.num_learners > 1:
+            average_over_learners(grads)
         return grads
 
 
@@ -157,6 +161,26 @@ class MASACTorchLearner(MADDPGTorchLearner):
         self._temp_losses[(module_id, ACTOR)] = actor_loss
         self._temp_losses[(module_id, TEMPERATURE)] = alpha_loss
         return critic_loss + actor_loss + alpha_loss
+
+
+def average_over_learners(grads: dict[Any, torch.Tensor]) -> None:
+    """Replace each gradient with its mean over the learners of a multi-learner group.
+
+    RLlib wraps each module in torch's DistributedDataParallel there, and DDP averages
+    gradients only inside `backward()`: `autograd.grad`, which keeps each loss's gradients
+    apart, passes by its hooks, so each learner would step on its own share of the batch and
+    the learners would drift apart without an error. One all-reduce of all the gradients,
+    flattened in the order every learner builds them, does DDP's part."""
+    if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2:
+        return
+    refs, tensors = list(grads), list(grads.values())
+    flat = torch.cat([t.reshape(-1) for t in tensors])
+    dist.all_reduce(flat)
+    flat /= dist.get_world_size()
+    for ref, tensor, mean in zip(
+        refs, tensors, flat.split([t.numel() for t in tensors]), strict=True
+    ):
+        grads[ref] = mean.view_as(tensor)
 
 
 def output_penalty(config: Any, fwd_out: dict[str, Any]) -> torch.Tensor | float:

@@ -52,6 +52,10 @@ class MASACTorchRLModule(MADDPGTorchRLModule):
     def actor_output_dim(self) -> int:
         return 2 * self.action_dim  # mean and log std
 
+    def action_part(self, outputs: torch.Tensor) -> torch.Tensor:
+        """The means, tanh's inputs; the log stds only set how widely the actor explores."""
+        return outputs[..., : self.action_dim]
+
     def _forward_inference(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         out = self.actor_outputs(self.actors, batch[Columns.OBS][OBS])
         return {Columns.ACTIONS: torch.tanh(out[..., : self.action_dim])}
@@ -91,7 +95,7 @@ class MASACTorchRLModule(MADDPGTorchRLModule):
             Q_OWN: self.twin_min(self.critics, self.twin_critics, obs, joint_own),
             LOGP_OWN: logp_own,
             Q_NEXT_SOFT: q_next_soft,
-            ACTOR_OUTPUTS: outputs,
+            ACTOR_OUTPUTS: self.action_part(outputs),
         }
 
     def twin_min(

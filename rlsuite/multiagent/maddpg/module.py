@@ -110,6 +110,11 @@ class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNe
         """(B, n_agents, out): each agent's actor on its own observation (its row only)."""
         return per_policy(actors, self.agent_policies, obs)
 
+    def action_part(self, outputs: torch.Tensor) -> torch.Tensor:
+        """What of `actor_outputs` sets the action (logits, or tanh's inputs): what
+        saturates, so what `actor_output_reg` penalizes and the saturation statistics read."""
+        return outputs
+
     # --- learning -----------------------------------------------------------------------
     def _forward_train(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
         obs, next_obs = batch[Columns.OBS][OBS], batch[Columns.NEXT_OBS][OBS]
@@ -123,7 +128,7 @@ class MADDPGTorchRLModule(TorchRLModule, InferenceOnlyAPI, TargetNetworkAPI, QNe
             Q_BUFFER: self.q_values(self.critics, obs, buffer_actions),
             Q_OWN: self.q_values(self.critics, obs, with_own_actions(buffer_actions, own)),
             Q_TARGET_NEXT: q_target_next,
-            ACTOR_OUTPUTS: outputs,
+            ACTOR_OUTPUTS: self.action_part(outputs),
         }
 
     def policy_actions(self, actors: nn.ModuleDict, obs: torch.Tensor) -> torch.Tensor:
