@@ -15,6 +15,7 @@ pytest.importorskip("wandb")
 
 EXPERIMENTS = ROOT / "experiments"
 PROJECT = "rlsuite-test"
+FILE_STORE_FIXES = ("sqlite:///mlflow.db", "MLFLOW_ALLOW_FILE_STORE=true")
 
 
 @pytest.mark.parametrize(
@@ -22,11 +23,18 @@ PROJECT = "rlsuite-test"
     [
         (("--mlflow-experiment", "x"), ("add --mlflow URI",)),
         (("--mlflow", "http://127.0.0.1:{port}"), ("no MLflow server answers", "mlflow server")),
+        (("--mlflow", "file:./mlruns"), FILE_STORE_FIXES),
+        (("--mlflow", "mlruns"), FILE_STORE_FIXES),
     ],
 )
 def test_bad_tracking_flags_are_refused(
-    capsys: pytest.CaptureFixture[str], storage: Path, flags: tuple[str, ...], needles: tuple
+    capsys: pytest.CaptureFixture[str],
+    storage: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    flags: tuple[str, ...],
+    needles: tuple,
 ) -> None:
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
     flags = tuple(f.format(port=free_port()) for f in flags)  # a port nobody listens on
     code = run_main(EXPERIMENTS / "ppo_cartpole.py", "--smoke", *flags, storage=storage)
     assert_rejected(capsys, code, storage, *needles)
@@ -58,3 +66,25 @@ def test_wandb_online_without_credentials_is_refused(
     monkeypatch.setenv("WANDB_CONFIG_DIR", str(home / ".config" / "wandb"))
     code = run_main(EXPERIMENTS / "ppo_cartpole.py", "--wandb", PROJECT, storage=storage)
     assert_rejected(capsys, code, storage, "wandb login", "WANDB_MODE=offline")
+
+
+def test_mlflows_own_opt_out_lets_a_file_store_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With MLFLOW_ALLOW_FILE_STORE=true the launcher lets a file store pass, and MLflow
+    does take runs in it (without the variable it raises: the refusal above)."""
+    import mlflow
+
+    from rlsuite.tracking.checks import check_mlflow
+
+    uri = f"file:{tmp_path / 'mlruns'}"
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    check_mlflow(uri)
+    mlflow.set_tracking_uri(uri)
+    try:
+        experiment = mlflow.set_experiment("opt-out")
+        with mlflow.start_run(experiment_id=experiment.experiment_id):
+            mlflow.log_metric("x", 1.0)
+    finally:
+        mlflow.set_tracking_uri(None)
+    assert list((tmp_path / "mlruns").glob("*/*/metrics/x"))

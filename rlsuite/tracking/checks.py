@@ -33,8 +33,22 @@ def check_mlflow(uri: str) -> None:
             "--mlflow: the mlflow package is not installed; pip install mlflow "
             "(or pip install 'rlsuite[tracking]')"
         )
-    if urlsplit(uri).scheme in ("http", "https"):
+    scheme = urlsplit(uri).scheme
+    if scheme in ("http", "https"):
         _check_server(uri)
+    elif scheme in ("", "file") and not _file_store_allowed():
+        # MLflow 3.17 raises on its first call to a file store, inside Tune's callback
+        # after Ray has started: refuse it here, with MLflow's own two ways out.
+        raise UsageError(
+            f"--mlflow {uri}: MLflow keeps its file store in maintenance mode and refuses "
+            "new runs in it; give a database store (--mlflow sqlite:///mlflow.db), or set "
+            "MLFLOW_ALLOW_FILE_STORE=true to use the file store anyway"
+        )
+
+
+def _file_store_allowed() -> bool:
+    """MLflow's own opt-out (`MLFLOW_ALLOW_FILE_STORE`, read as MLflow reads booleans)."""
+    return os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").strip().lower() in ("true", "1")
 
 
 def _check_server(uri: str) -> None:
@@ -49,7 +63,7 @@ def _check_server(uri: str) -> None:
         reason = getattr(error, "reason", error)
         raise UsageError(
             f"--mlflow {uri}: no MLflow server answers there ({reason}); start one "
-            "(mlflow server --host 127.0.0.1 --port 5000) or give a file: or sqlite: store"
+            "(mlflow server --host 127.0.0.1 --port 5000) or give a store (sqlite:///mlflow.db)"
         ) from None
 
 
