@@ -128,3 +128,31 @@ def test_a_run_whose_trial_failed_before_its_first_checkpoint_says_why(
         "PPO_0000 failed before its first (OSError: my reset broke (at /home/me/my_env.py:9)" in err
     )
     assert str(trial / "error.txt") in err
+
+
+@pytest.mark.parametrize(
+    ("where", "args", "message"),
+    [
+        ("trial", ["--trial", "00000"], "is a trial already"),
+        ("checkpoint", ["--trial", "00000"], "is a checkpoint already"),
+        ("experiment", ["--checkpoint", "{checkpoint}"], "give a checkpoint's name"),
+        ("experiment", ["--trial", ""], "no single trial of that name"),
+    ],
+)
+def test_a_choice_that_cannot_apply_is_refused_not_ignored(
+    experiment_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+    where: str,
+    args: list[str],
+    message: str,
+) -> None:
+    """--trial with one trial or checkpoint given, or a --checkpoint path (which could
+    reach into another run), would evaluate something other than what was asked for."""
+    trial = next(experiment_dir.glob("PPO_*"))
+    checkpoint = max(trial.glob("checkpoint_*"))
+    path = {"experiment": experiment_dir, "trial": trial, "checkpoint": checkpoint}[where]
+    args = [a.format(checkpoint=checkpoint) for a in args]
+    code, err = evaluate_in_process(capsys, path, *args)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

@@ -50,12 +50,14 @@ def locate(path: Path, trial: str | None = None, checkpoint: str | None = None) 
             f"{path}: no such directory; give an experiment results directory or a checkpoint_NNNNNN directory"
         )
     if is_checkpoint(path):
-        if checkpoint:
+        if checkpoint is not None:
             raise UsageError(
                 f"--checkpoint {checkpoint}: {path} is a checkpoint already; give its trial directory or drop --checkpoint"
             )
+        _no_trial_choice(trial, path, "a checkpoint")
         return _target(path, path.parent if (path.parent / "params.json").exists() else None)
     if (path / "params.json").exists():
+        _no_trial_choice(trial, path, "a trial")
         chosen = path
     else:
         trials = trial_dirs(path)
@@ -63,9 +65,23 @@ def locate(path: Path, trial: str | None = None, checkpoint: str | None = None) 
             raise UsageError(
                 f"{path}: no trials or checkpoints here; give an experiment results directory (results/<name>) or a checkpoint_NNNNNN directory"
             )
-        chosen = _named_trial(trials, trial) if trial else best_trial(path, trials)
-    picked = named_checkpoint(chosen, checkpoint) if checkpoint else latest_checkpoint(chosen)
+        chosen = _named_trial(trials, trial) if trial is not None else best_trial(path, trials)
+    picked = (
+        named_checkpoint(chosen, checkpoint)
+        if checkpoint is not None
+        else latest_checkpoint(chosen)
+    )
     return _target(picked, chosen)
+
+
+def _no_trial_choice(trial: str | None, path: Path, kind: str) -> None:
+    """`--trial` picks among an experiment's trials: with one trial or checkpoint given,
+    ignoring it would evaluate something other than what was asked for."""
+    if trial is not None:
+        raise UsageError(
+            f"--trial {trial}: {path} is {kind} already; give the experiment directory "
+            "(its parent folder) or drop --trial"
+        )
 
 
 def checkpoint_index(directory: Path) -> int | None:
@@ -94,6 +110,11 @@ def named_checkpoint(trial_dir: Path, name: str) -> Path:
     """`--checkpoint NAME`: checkpoint_000003, or its number 3."""
     if name.isdigit():
         name = f"checkpoint_{int(name):06d}"
+    if Path(name).name != name:  # a path would reach into another trial or run
+        raise UsageError(
+            f"--checkpoint {name}: give a checkpoint's name (checkpoint_000003) or number; "
+            "to evaluate a checkpoint by its path, pass the path itself instead of the run"
+        )
     chosen = trial_dir / name
     if checkpoint_index(chosen) is None or not chosen.is_dir():
         known = ", ".join(p.name for p in checkpoint_dirs(trial_dir)) or "none"
