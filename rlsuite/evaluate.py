@@ -23,6 +23,7 @@ from rlsuite.errors import EnvFailed, UsageError
 from rlsuite.evaluation.command import evaluate
 from rlsuite.evaluation.options import EvaluateOptions
 from rlsuite.flags import Parser, exit_with, non_negative_int, positive_int, quiet_restore_logs
+from rlsuite.rl.export import ExportMismatchError
 from rlsuite.tracebacks import first_cause
 
 EXIT_FAILED = 1
@@ -121,6 +122,9 @@ def main(argv: list[str] | None = None) -> int:
         printed = "".join(traceback.format_exception(error.__cause__ or error))
         print(printed, file=sys.stderr, end="")
         print(f"rlsuite.evaluate: {error}: {first_cause(printed)}", file=sys.stderr)
+        return EXIT_FAILED
+    except ExportMismatchError as error:  # a failed check, not bad input: exit 1, one line
+        print(f"rlsuite.evaluate: error: {error}", file=sys.stderr)
         return EXIT_FAILED
     return 0
 

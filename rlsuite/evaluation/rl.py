@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import gymnasium as gym
 from ray.rllib.core import DEFAULT_MODULE_ID
@@ -156,6 +156,12 @@ def _check_exportable(policy: ConnectedPolicy, checkpoint: Path) -> None:
         raise UsageError(
             f"--export: {checkpoint} holds the multi-agent policies {', '.join(policy.policy_ids)}; only single-agent policies export so far"
         )
+    if isinstance(policy, JointPolicy):
+        # One RLModule, but a team's: its actors act on the joint env's Dict observations.
+        team = ", ".join(cast(Any, policy.module).policy_ids)
+        raise UsageError(
+            f"--export: {checkpoint} holds a MADDPG/MASAC team (its policies {team} in one RLModule, acting on the joint env's Dict observations); only single-agent policies export so far; evaluate it without --export"
+        )
     export.check_exportable(policy.module)
 
 
@@ -222,12 +228,25 @@ def _seats_and_tactics(games: MatchResults) -> str:
 
 
 def _export(policy: ConnectedPolicy, fmt: export.Format, directory: Path, seed: int) -> None:
+    """Write and check each policy's network; a network that acts otherwise than its
+    RLModule fails the command (exit 1), its file kept to inspect."""
     observations = export.sample_observations(policy.module, EXPORT_CHECK_BATCH, seed)
+    differing = []
     for policy_id in policy.policy_ids:
         path = export.export(policy.module, fmt, directory, policy_id, observations)
-        same = export.matches(policy.module, path, observations)
-        verdict = "same actions as the RLModule" if same else "ACTIONS DIFFER from the RLModule"
-        print(f"exported {policy_id} to {path} ({verdict} on {len(observations)} observations)")
+        wrong = export.mismatches(policy.module, path, observations)
+        verdict = (
+            f"ACTIONS DIFFER from the RLModule on {wrong} of"
+            if wrong
+            else "same actions as the RLModule on"
+        )
+        print(f"exported {policy_id} to {path} ({verdict} {len(observations)} observations)")
+        if wrong:
+            differing.append(str(path))
+    if differing:
+        raise export.ExportMismatchError(
+            f"the exported network acts otherwise than its RLModule: {', '.join(differing)} (kept to inspect); a bug in the export (rlsuite.rl.export or torch's exporter) to report"
+        )
 
 
 def _fps(env: gym.Env) -> int:
