@@ -42,7 +42,7 @@ def build_parser() -> Parser:
         metavar="N",
         help="final scores over the iterations that end within each trial's last N env "
         "steps, to compare configs whose iterations sample different numbers of steps at "
-        f"equal env steps (default: each trial's last {runs.FINAL_WINDOW} iterations)",
+        f"equal env steps (default: each trial's last {runs.FINAL_WINDOW} reported values)",
     )
     return parser
 

@@ -12,41 +12,48 @@ matplotlib.use("Agg")  # files only: no display on servers and CI
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, MaxNLocator
 
 from rlsuite import metrics
 from rlsuite.reporting import stats
-from rlsuite.reporting.runs import Config
+from rlsuite.reporting.runs import ENV_STEPS, Config, Progress
 
-X_AXES = (
-    (metrics.ENV_STEPS_SAMPLED_LIFETIME, "env steps"),
-    (metrics.TIME_TOTAL_S, "wall time (s)"),
-)
 DPI = 120
 
 
-def learning_curves(configs: list[Config], path: Path) -> Path:
-    """Return against env steps (left) and wall time (right): mean over seeds, 95% band."""
+def learning_curves(configs: list[Config], progress: Progress, path: Path) -> Path:
+    """The metric against `progress` (env steps, epochs) on the left and wall time on the
+    right: mean over seeds, 95% band."""
+    return _save(learning_curves_figure(configs, progress), path)
+
+
+def learning_curves_figure(configs: list[Config], progress: Progress) -> Figure:
+    """The figure `learning_curves` saves, open (the caller closes it)."""
+    x_axes = ((progress.key, progress.label), (metrics.TIME_TOTAL_S, "wall time (s)"))
     figure, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True, layout="constrained")
     for color, config in zip(_colors(len(configs)), configs, strict=True):
-        for axis, (x_key, _) in zip(axes, X_AXES, strict=True):
+        for axis, (x_key, _) in zip(axes, x_axes, strict=True):
             xs = [trial.series(x_key) for trial in config.trials]
             ys = [trial.series(config.metric) for trial in config.trials]
             grid, mean, low, high = stats.curve_band(xs, ys)
             label = f"{config.label} ({_seeds(len(config.trials))})"
             axis.plot(grid, mean, color=color, label=label)
             axis.fill_between(grid, low, high, color=color, alpha=0.2, linewidth=0)
-    for axis, (_, label) in zip(axes, X_AXES, strict=True):
+    for axis, (_, label) in zip(axes, x_axes, strict=True):
         axis.set_xlabel(label)
         axis.grid(alpha=0.3)
-    axes[0].xaxis.set_major_formatter(FuncFormatter(_thousands))  # 40k, not 0.4 with "1e5"
+    if progress.key == ENV_STEPS.key:
+        axes[0].xaxis.set_major_formatter(FuncFormatter(_thousands))  # 40k, not 0.4 with "1e5"
+    else:
+        axes[0].xaxis.set_major_locator(MaxNLocator(integer=True))  # epoch 3, not 2.5
     axes[0].set_ylabel(_metric_label(configs[0].metric))
     axes[0].legend(loc="best", fontsize="small", frameon=False)
     figure.suptitle(
-        f"{configs[0].env}: mean over seeds, shaded 95% bootstrap CI (curves end with the shortest run)",
+        f"{configs[0].workload}: mean over seeds, shaded 95% bootstrap CI (curves end with the shortest run)",
         fontsize="medium",
     )
-    return _save(figure, path)
+    return figure
 
 
 def _seeds(count: int) -> str:

@@ -16,6 +16,7 @@ import numpy as np
 
 from rlsuite import metrics
 from rlsuite.reporting import figures, stats
+from rlsuite.reporting.formatting import number
 from rlsuite.reporting.runs import Config, FinalWindow
 from rlsuite.results import lookup
 
@@ -40,8 +41,8 @@ def section(config: Config, output: Path, window: FinalWindow) -> list[str]:
     lines = [
         f"### {config.label}: per policy",
         "",
-        f"Each policy's mean episode return (its agents' rewards summed), final over the "
-        f"{window.describe()} that report it; seeds: trials in which the policy played.",
+        "Each policy's mean episode return (its agents' rewards summed); final: its mean "
+        f"over each trial's {window.describe()}; seeds: trials in which the policy played.",
         "",
         f"![returns per policy]({figure.name})",
         "",
@@ -54,7 +55,7 @@ def section(config: Config, output: Path, window: FinalWindow) -> list[str]:
         scores = scores[np.isfinite(scores)]
         low, high = stats.stratified_bootstrap_ci(scores)
         lines.append(
-            f"| {policy} | {len(scores)} | {stats.iqm(scores):.1f} | [{low:.1f}, {high:.1f}] "
-            f"| {scores.mean():.1f} | {scores.std():.1f} |"
+            f"| {policy} | {len(scores)} | {number(stats.iqm(scores))} "
+            f"| [{number(low)}, {number(high)}] | {number(scores.mean())} | {number(scores.std())} |"
         )
     return [*lines, ""]

@@ -6,6 +6,7 @@ missing, damaged or foreign results directory is one UsageError line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -20,25 +21,34 @@ from rlsuite.errors import UsageError
 from rlsuite.results import lookup, read_json, read_results, trial_dirs
 
 PBT_LOG = "pbt_global.txt"  # Tune PBT's exploit log, in the experiment directory
-FINAL_WINDOW = 5  # final score: the metric's mean over the last iterations, not one noisy value
+# Final score: the mean of the metric's last values, not one noisy value. Values, not
+# iterations: a metric reported every k-th iteration (self-play's win rates, evaluation
+# returns) averages its last FINAL_WINDOW reports, over k times as many iterations.
+FINAL_WINDOW = 5
 
 
 @dataclass(frozen=True)
 class FinalWindow:
-    """Which results a trial's final score averages: its last `iterations`, or, with
-    `env_steps`, the iterations that end within its last `env_steps` env steps, for
-    configs whose iterations sample different numbers of steps (a PPO iteration of 3,200
-    steps beside a QMIX one of 1,000) compared at equal env steps."""
+    """Which of a trial's reported values its final score averages: the last `iterations`
+    of them, or, with `env_steps`, those of the iterations that end within its last
+    `env_steps` env steps, for configs whose iterations sample different numbers of steps
+    (a PPO iteration of 3,200 steps beside a QMIX one of 1,000) compared at equal env
+    steps."""
 
     iterations: int = FINAL_WINDOW
+    """Reported values, not iterations: see FINAL_WINDOW."""
     env_steps: float | None = None
 
     def describe(self) -> str:
+        """What the window holds, to follow "each trial's" in the report."""
         if self.env_steps is None:
-            return (
-                "last iteration" if self.iterations == 1 else f"last {self.iterations} iterations"
-            )
-        return f"iterations that end within its last {self.env_steps:,.0f} env steps"
+            if self.iterations == 1:
+                return "last reported value"
+            return f"last {self.iterations} reported values"
+        return (
+            f"values reported within its last {self.env_steps:,.0f} env steps "
+            "(at least its last value)"
+        )
 
 
 @dataclass(frozen=True)
@@ -59,9 +69,9 @@ class Trial:
         return np.array([v if isinstance(v, int | float) else np.nan for v in values], dtype=float)
 
     def final_score(self, metric: str, window: FinalWindow | None = None) -> float:
-        """The metric's mean over the `window` (default: the last FINAL_WINDOW iterations)
-        of the iterations that report it; NaN when none does. An env-step window holds at
-        least the last iteration that reports it, however many steps that sampled."""
+        """The metric's mean over the `window` of its reported values (default: the last
+        FINAL_WINDOW of them); NaN when no iteration reports it. An env-step window holds
+        at least the last reported value, however many steps its iteration sampled."""
         window = window or FinalWindow()
         values = self.series(metric)
         reported = np.isfinite(values)
@@ -101,8 +111,50 @@ class Config:
     """Whether a higher metric is better ("max") or a lower one ("min")."""
 
     @property
-    def env(self) -> str:
-        return str(self.trials[0].params.get("env", "unknown env"))
+    def workload(self) -> str:
+        """What the trials learn: the RL env, or a supervised run's model and data set
+        (rlsuite.supervised's params hold no env)."""
+        params = self.trials[0].params
+        if "env" in params:
+            return str(params["env"])
+        parts = [str(params[key]) for key in ("model", "dataset") if key in params]
+        return " on ".join(parts) or "unknown"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What a report counts training in: the learning curves' x axis and the tables'
+    columns. RL trials count env steps; supervised ones (Ray Train) count epochs."""
+
+    key: str
+    label: str
+    rate_key: str | None = None
+    """Per-second throughput of the same work; None: no throughput column."""
+    rate_label: str = ""
+
+
+ENV_STEPS = Progress(
+    metrics.ENV_STEPS_SAMPLED_LIFETIME, "env steps", metrics.ENV_STEPS_PER_SECOND, "env steps/s"
+)
+# Epochs, not training_iteration: they go on counting across --resume and PBT exploits.
+EPOCHS = Progress(metrics.EPOCH, "epochs", metrics.SAMPLES_PER_SECOND, "samples/s")
+ITERATIONS = Progress(metrics.TRAINING_ITERATION, "training iterations")
+
+
+def progress(configs: list[Config]) -> Progress:
+    """Env steps where every config reports them, else epochs, else training iterations;
+    without the throughput where no config reports it."""
+    for candidate in (ENV_STEPS, EPOCHS):
+        if all(_reports(config, candidate.key) for config in configs):
+            rate = candidate.rate_key
+            if rate is not None and not any(_reports(config, rate) for config in configs):
+                return dataclasses.replace(candidate, rate_key=None)
+            return candidate
+    return ITERATIONS
+
+
+def _reports(config: Config, key: str) -> bool:
+    return any(np.isfinite(trial.series(key)).any() for trial in config.trials)
 
 
 def load(path: Path) -> Config:

@@ -44,8 +44,11 @@ def curve_band(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Mean curve over runs with a 95% bootstrap band, on a grid up to the shortest run
     (no extrapolation: every point averages all runs). Returns (grid, mean, low, high)."""
-    curves = [(x[np.isfinite(y)], y[np.isfinite(y)]) for x, y in zip(xs, ys, strict=True)]
+    curves = [_monotone(x, y) for x, y in zip(xs, ys, strict=True)]
     curves = [(x, y) for x, y in curves if len(x)]
+    if not curves:  # no run reports this x (results without time_total_s): no curve
+        empty = np.array([])
+        return empty, empty, empty, empty
     end = min(x[-1] for x, _ in curves)
     start = max(x[0] for x, _ in curves)
     grid = np.linspace(start, max(end, start), points)
@@ -55,3 +58,12 @@ def curve_band(
     tail = (1 - CONFIDENCE) / 2 * 100
     low, high = np.percentile(means, [tail, 100 - tail], axis=0)
     return grid, table.mean(axis=0), low, high
+
+
+def _monotone(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A run's points where both are known, its x made non-decreasing (np.interp's
+    contract; past it, it returns nonsense without a word). A PBT exploit restores another
+    trial's checkpoint, whose env steps and time are a little behind the trial's own: the
+    points after it pile up at the trial's furthest x until it passes that again."""
+    known = np.isfinite(x) & np.isfinite(y)
+    return np.maximum.accumulate(x[known]), y[known]

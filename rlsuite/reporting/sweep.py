@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from rlsuite.reporting import figures
+from rlsuite.reporting.formatting import number, setting
 from rlsuite.reporting.runs import Config, Trial
 
 IGNORED = ("seed",)
@@ -74,10 +75,10 @@ def section(config: Config, output: Path) -> list[str]:
         f"| ---: | --- | ---: | ---: |{' ---: |' * len(keys)}",
     ]
     for rank, trial in enumerate(ranked, start=1):
-        cells = " | ".join(_short(trial.params.get(key)) for key in keys)
+        cells = " | ".join(setting(trial.params.get(key)) for key in keys)
         iterations = len(trial.results)
         lines.append(
-            f"| {rank} | {trial.name} | {last_value(trial, config.metric):.4g} | {iterations} | {cells} |"
+            f"| {rank} | {trial.name} | {number(last_value(trial, config.metric))} | {iterations} | {cells} |"
         )
     return [*lines, ""]
 
@@ -91,10 +92,6 @@ def _rank_key(value: float, reverse: bool) -> float:
 def _finished_at(trial: Trial) -> float:
     stamp = trial.results[-1].get("timestamp") if trial.results else None
     return float(stamp) if isinstance(stamp, int | float) else np.inf
-
-
-def _short(value: Any) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else str(value)
 
 
 __all__ = ["best_so_far", "finish_order", "last_value", "searched_keys", "section"]
