@@ -18,6 +18,7 @@ from rlsuite.options import RunOptions
 from rlsuite.rl import pbt_check, ranges, smoke, validate
 from rlsuite.rl.overrides import apply_sets
 from rlsuite.rl.seeding import with_seeded_replay
+from rlsuite.rl.stop_keys import check_stop_keys
 from rlsuite.rl.weights_sync import with_weights_pushed_after_restore
 
 
@@ -58,6 +59,7 @@ class RLWorkload:
         validate.check_scaling(config)
         validate.check_gpus(config, address)
         validate.check_evaluation_results(config, experiment.stop, experiment.metric)
+        check_stop_keys(config, experiment.stop)
 
     def param_space(self, experiment: Experiment) -> dict[str, Any]:
         """The RLlib config as Tune's param space, with the experiment's search on top."""

@@ -1,0 +1,57 @@
+"""Stop criteria an RL run never reports would make it train until stopped by hand (Tune
+only warns that the key is missing): refused before Ray starts, one line, exit 2; the keys
+a run does report pass."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rlsuite.launcher.prepare import load_and_prepare
+from rlsuite.options import RunOptions
+from tests.helpers import ROOT, assert_rejected, run_main
+
+EXPERIMENTS = ROOT / "experiments"
+
+
+@pytest.mark.parametrize(
+    ("experiment", "stop", "needles"),
+    [
+        ("ppo_cartpole", "epoch=5", ("a supervised result",)),
+        ("ppo_cartpole", "validation_accuracy=0.9", ("a supervised result",)),
+        ("ppo_cartpole", "win_rate_vs_heuristic=0.9", ("no self-play callback",)),
+        ("ppo_cartpole", "policy_return_mean/default_policy=1", ("single-agent run",)),
+        ("ppo_cartpole", "agent_return_mean/default_agent=1", ("single-agent run",)),
+        ("ppo_shared_spread", "policy_return_mean/nosuch=1", ("no policy 'nosuch'", "shared")),
+        ("ppo_shared_spread", "agent_return_mean/agent_9=1", ("no agent 'agent_9'", "agent_0")),
+        ("maddpg_tag", "policy_return_mean/hunter=1", ("no policy 'hunter'", "adversary")),
+    ],
+)
+@pytest.mark.timeout(300)  # unrefused, the run would train until stopped by hand
+def test_a_stop_the_run_never_reports_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    experiment: str,
+    stop: str,
+    needles: tuple[str, ...],
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(EXPERIMENTS / f"{experiment}.py", "--smoke", "--stop", stop, storage=storage)
+    assert_rejected(capsys, code, storage, *needles)
+
+
+@pytest.mark.parametrize(
+    ("experiment", "stop"),
+    [
+        ("ppo_shared_spread", "policy_return_mean/shared=1"),
+        ("ppo_shared_spread", "agent_return_mean/agent_0=1"),
+        ("maddpg_tag", "policy_return_mean/adversary=1"),
+        ("selfplay_connect4", "win_rate_vs_heuristic=0.9"),
+        ("selfplay_connect4", "win_rate=0.9"),
+    ],
+)
+def test_a_stop_the_run_reports_passes(tmp_path: Path, experiment: str, stop: str) -> None:
+    options = RunOptions(stops=(stop,), smoke=True, storage_path=str(tmp_path))
+    prepared = load_and_prepare(EXPERIMENTS / f"{experiment}.py", options)
+    assert len(prepared.experiment.stop) == 1
