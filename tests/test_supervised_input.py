@@ -177,6 +177,14 @@ def test_rl_metric_on_a_supervised_run(tmp_path: Path, capsys: pytest.CaptureFix
     )
 
 
+@pytest.mark.parametrize("stop", ["validation_loss=0.3", "train_loss=0.3"])
+def test_a_loss_stop_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stop: str
+) -> None:
+    """Tune stops at or above the value: a loss stop would end the trial after one epoch."""
+    _reject(capsys, tmp_path, CIFAR, "--smoke", "--stop", stop, needles=("a loss stop",))
+
+
 def test_imagefolder_without_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "images"
     (root / "cats").mkdir(parents=True)

@@ -46,6 +46,14 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
                 f"'{key}' is not a supervised result; use one of {', '.join(RESULT_KEYS)} "
                 "(rlsuite.metrics.VALIDATION_ACCURACY, ...)"
             )
+    for key in (metrics.TRAIN_LOSS, metrics.VALIDATION_LOSS):
+        if key in experiment.stop:
+            # Tune stops a trial once a result reaches the value from below (>=).
+            raise UsageError(
+                f"stop {key}: Tune stops a trial when the result is at or above the value, so "
+                "a loss stop ends it at once (losses start high); stop on "
+                "validation_accuracy, epoch or time_total_s"
+            )
     check_gpus(config, address)
     registry.check_data(config)
 
