@@ -8,6 +8,7 @@ Permission bits say nothing for root, nor for read-only or virtual file systems 
 
 from __future__ import annotations
 
+import errno
 import os
 import tempfile
 from pathlib import Path
@@ -17,30 +18,64 @@ from rlsuite.errors import UsageError
 
 def check_output_dir(path: Path, flag: str) -> None:
     """`path` is a writable directory, or one that can be made (nothing is made here)."""
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{flag} {path}: it is a file, not a directory; give a directory")
-    _check_creatable(path, flag)
+    where = f"{flag} {path}"
+    existing = _nearest_existing(path, where)
+    if existing == path and not path.is_dir():
+        raise UsageError(f"{where}: it is a file, not a directory; give a directory")
+    _check_writable_dir(existing, where)
 
 
 def check_output_file(path: Path, flag: str) -> None:
     """`path` is a writable file, or one that can be made (nothing is made here)."""
+    where = f"{flag} {path}"
+    existing = _nearest_existing(path, where)
     if path.is_dir():
-        raise UsageError(f"{flag} {path}: it is a directory; give a file name")
-    if not path.exists():
-        _check_creatable(path.parent, flag, path)
+        raise UsageError(f"{where}: it is a directory; give a file name")
+    if existing != path:
+        _check_writable_dir(existing, where)
         return
     try:
         with path.open("ab"):  # opened for writing, not truncated, nothing written
             pass
     except OSError as error:
-        raise UsageError(f"{flag} {path}: cannot be written ({error.strerror})") from None
+        raise UsageError(f"{where}: cannot be written ({error.strerror})") from None
 
 
-def _check_creatable(directory: Path, flag: str, given: Path | None = None) -> None:
-    existing = directory
-    while not existing.exists():
+def _nearest_existing(path: Path, where: str) -> Path:
+    """`path` or its nearest ancestor that exists. A path the OS would refuse to make (a
+    folder name longer than its file system takes, a path past PATH_MAX) is refused
+    here, not with a traceback where it is made."""
+    existing = path
+    while not _exists(existing, where) and existing.parent != existing:
         existing = existing.parent
-    where = f"{flag} {given or directory}"
+    try:
+        name_max = os.pathconf(existing, "PC_NAME_MAX")
+        path_max = os.pathconf(existing, "PC_PATH_MAX")
+    except (OSError, ValueError):  # no such limits on this OS or file system
+        return existing
+    for name in path.relative_to(existing).parts:
+        if len(os.fsencode(name)) > name_max:
+            raise UsageError(
+                f"{where}: the name {name[:20]}... is {len(os.fsencode(name))} bytes long, "
+                f"and the file system of {existing} takes at most {name_max}; pick a shorter one"
+            )
+    if len(os.fsencode(path.absolute())) >= path_max:
+        raise UsageError(
+            f"{where}: longer than the {path_max} bytes a path may have; pick a shorter one"
+        )
+    return existing
+
+
+def _exists(path: Path, where: str) -> bool:
+    try:
+        return path.exists()
+    except OSError as error:
+        if error.errno == errno.ENAMETOOLONG:
+            return False  # one of its names: named by _nearest_existing
+        raise UsageError(f"{where}: {error.strerror}; pick another path") from None
+
+
+def _check_writable_dir(existing: Path, where: str) -> None:
     if not existing.is_dir():
         raise UsageError(f"{where}: {existing} is a file, not a directory; pick another path")
     if not _writable(existing):

@@ -1,23 +1,27 @@
 """`--resume` refused in one line, before Ray, where Tune would drop or fail what was asked:
-another stop, checkpoint cadence, restarts or config than the run's (an edited experiment
-file, another --set), damaged Tune state, a lost latest checkpoint, other trial-shaping
-flags. Each on a copy of conftest's smoke CartPole run (`finished_run`)."""
+another stop, checkpoint cadence, restarts, trial count, seeds, concurrency limit or config
+than the run's (an edited experiment file, another --set), damaged Tune state, a lost
+latest checkpoint. Each on a copy of conftest's smoke CartPole runs (`finished_run`, and
+`cartpole_seeds_run` for seeds)."""
 
 from __future__ import annotations
 
 import json
+import pickle
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from ray import tune
+from ray import cloudpickle, tune
 
 from rlsuite.errors import UsageError
+from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.launcher.resume_checks import check_same_config
-from rlsuite.launcher.run_dirs import LOCK_FILE
+from rlsuite.options import RunOptions
 from tests.helpers import CARTPOLE_RUN as RUN
 from tests.helpers import CARTPOLE_RUN_FLAGS as SAME_RUN
-from tests.helpers import ROOT, digest, run_cli, run_main
+from tests.helpers import ROOT, digest, run_main
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 
@@ -38,8 +42,22 @@ OTHER_SETTINGS = "the run was started with another "
             ("--set", "training.entropy_coeff=0.5"),  # the file keeps RLlib's default, 0
             "the experiment now sets entropy_coeff (0 there, 0.5 now)",
         ),
+        (("--num-samples", "2"), f"{OTHER_SETTINGS}--num-samples (1 there, 2 now)"),
+        (("--seeds", "2"), f"{OTHER_SETTINGS}--seeds (none there, 2 seeds from 0 now)"),
+        (
+            ("--max-concurrent-trials", "1"),
+            f"{OTHER_SETTINGS}--max-concurrent-trials (as many as resources allow there, 1 now)",
+        ),
     ],
-    ids=["stop", "checkpoint-every", "max-failures", "config"],
+    ids=[
+        "stop",
+        "checkpoint-every",
+        "max-failures",
+        "config",
+        "num-samples",
+        "seeds",
+        "max-concurrent-trials",
+    ],
 )
 def test_resume_with_other_run_settings_is_one_line(
     finished_run: Path, capsys: pytest.CaptureFixture[str], flags: tuple[str, ...], named: str
@@ -139,18 +157,50 @@ def test_resume_without_the_latest_checkpoint_is_one_line(
     assert digest(finished_run) == before
 
 
-def test_resume_with_other_trial_shaping_flags_is_one_line(finished_run: Path) -> None:
-    before = digest(finished_run)
-    resumed = run_cli(CARTPOLE, *SAME_RUN, "--seeds", "2", "--resume", storage=finished_run)
-    assert resumed.returncode == 2, resumed.stderr[-2000:]
-    error = resumed.stderr.strip().splitlines()[-1]
-    assert error.startswith("rlsuite.run: error: --resume ") and "other flags" in error
-    assert "Traceback" not in resumed.stderr
-    # Only logs/ changes, the refused attempt's own Ray logs, kept for whoever looks, and
-    # the pid in the lock it held.
-    assert _without_logs(digest(finished_run)) == _without_logs(before)
+def test_the_command_that_started_a_run_passes_the_resume_checks(finished_run: Path) -> None:
+    """What the refusals above compare reads the same on both sides for the same flags."""
+    options = RunOptions(smoke=True, name=RUN, seed=0, resume=True, storage_path=str(finished_run))
+    load_and_prepare(CARTPOLE, options)
 
 
-def _without_logs(digest: dict[str, str]) -> dict[str, str]:
-    mine = (f"{RUN}/logs/", f"{RUN}/{LOCK_FILE}")
-    return {path: sha for path, sha in digest.items() if not path.startswith(mine)}
+SEEDS_RUN = "ppo"
+"""conftest's `cartpole_seeds_run`: `--smoke --seeds 2 --quiet --name ppo`."""
+
+
+@pytest.mark.parametrize(
+    ("seeds", "named"),
+    [
+        ({"seeds": 3}, "--seeds (2 seeds from 0 there, 3 seeds from 0 now)"),
+        ({"seeds": 2, "seed": 5}, "--seeds (2 seeds from 0 there, 2 seeds from 5 now)"),
+        ({}, "--seeds (2 seeds from 0 there, none now)"),
+    ],
+    ids=["more", "others", "none"],
+)
+def test_resume_with_other_seeds_is_refused_before_ray(
+    cartpole_seeds_run: Path, tmp_path: Path, seeds: dict[str, int], named: str
+) -> None:
+    """Tune restores its variant generator with the seed grid the run started with, and
+    `seed` is a searched key (check_same_config skips it): `--seeds 3` would run 2."""
+    storage = tmp_path / "seeds"
+    shutil.copytree(cartpole_seeds_run, storage / SEEDS_RUN)
+    same = RunOptions(smoke=True, name=SEEDS_RUN, seeds=2, quiet=True, resume=True)
+    load_and_prepare(CARTPOLE, replace(same, storage_path=str(storage)))
+    other = RunOptions(
+        smoke=True, name=SEEDS_RUN, quiet=True, resume=True, storage_path=str(storage), **seeds
+    )
+    with pytest.raises(UsageError) as refused:
+        load_and_prepare(CARTPOLE, other)
+    assert named in str(refused.value) and "--overwrite" in str(refused.value)
+
+
+def test_resume_keeps_the_run_s_concurrency_limit(finished_run: Path) -> None:
+    """Tune restores the run's own TuneConfig, its max_concurrent_trials with it: the same
+    limit again passes, another is refused rather than dropped."""
+    tuner_file = finished_run / RUN / "tuner.pkl"
+    saved = pickle.loads(tuner_file.read_bytes())
+    saved["_tune_config"].max_concurrent_trials = 1  # as `--max-concurrent-trials 1` saves it
+    tuner_file.write_bytes(cloudpickle.dumps(saved))  # as Tune writes it
+    options = RunOptions(smoke=True, name=RUN, seed=0, resume=True, storage_path=str(finished_run))
+    load_and_prepare(CARTPOLE, replace(options, max_concurrent_trials=1))
+    with pytest.raises(UsageError, match=r"--max-concurrent-trials \(1 there, 2 now\)"):
+        load_and_prepare(CARTPOLE, replace(options, max_concurrent_trials=2))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,6 +13,7 @@ from rlsuite import metrics, outputs
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.flags import MAX_SEED
+from rlsuite.launcher import run_dirs
 
 
 def check_checkpoint_cadence(experiment: Experiment) -> None:
@@ -85,6 +87,13 @@ def check_run_name(name: str) -> None:
     if not name.strip() or name in (".", "..") or "/" in name:
         raise UsageError(
             f"--name {name!r}: a results folder name, not a path; choose where results go with --storage-path"
+        )
+    size = len(os.fsencode(name))
+    if size > run_dirs.MAX_NAME_BYTES:  # else an OSError where the folder is made or moved
+        raise UsageError(
+            f"--name {name[:20]}...: {size} bytes long, and a results folder name takes at "
+            f"most {run_dirs.MAX_NAME_BYTES} (file systems take {run_dirs.NAME_MAX}, less "
+            "what --overwrite adds to move a run aside); choose a shorter --name"
         )
 
 

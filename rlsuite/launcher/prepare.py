@@ -84,8 +84,8 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
     checks.check_storage(launch.storage_path)
     check_tracking(launch.tracking)  # an MLflow server that does not answer: before Ray
     if launch.resume:
-        settings = resume_checks.RunSettings(
-            experiment.stop, workload.checkpoint_config(experiment), experiment.max_failures
+        settings = resume_checks.RunSettings.asked(
+            experiment, workload, launch.max_concurrent_trials
         )
         resume_checks.check_resumable(launch.experiment_dir, settings)
         resume_checks.check_same_config(

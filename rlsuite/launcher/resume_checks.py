@@ -1,9 +1,8 @@
 """What `--resume` checks before Ray starts: Tune's saved state reads back, and the command
 asks for the run Tune will restore. `Tuner.restore` brings back each trial with the config
-it started with and the run with its own stop, checkpoints and restarts (it takes no
-RunConfig, and compares only the keys of a re-given param space), so a changed experiment
-file, `--set` or flag given with `--resume` would be dropped without a word: refused here,
-naming what differs."""
+it started with and the run with its own settings (resume_settings.py; it compares only
+the keys of a re-given param space), so a changed experiment file, `--set` or flag given
+with `--resume` would be dropped without a word: refused here, naming what differs."""
 
 from __future__ import annotations
 
@@ -11,7 +10,6 @@ import json
 import math
 import pickle
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,26 +18,18 @@ from ray.tune.utils import flatten_dict
 from ray.tune.utils.util import SafeFallbackEncoder
 
 from rlsuite.errors import UsageError
+from rlsuite.launcher.resume_settings import FRESH, RunSettings, check_same_settings
 from rlsuite.launcher.run_dirs import STATE_GLOB
 
-FRESH = "start afresh with --overwrite (the old run is moved aside) or a new --name"
 SHOWN = 3
 """Differences named in the line; the rest are counted."""
 
-
-@dataclass(frozen=True)
-class RunSettings:
-    """What Tune keeps of a run's own settings and restores instead of the command's."""
-
-    stop: Mapping[str, Any]
-    checkpoints: Any
-    """Tune's CheckpointConfig."""
-    max_failures: int
+__all__ = ["RunSettings", "check_resumable", "check_same_config"]
 
 
 def check_resumable(experiment_dir: Path, settings: RunSettings | None = None) -> None:
     """Tune can restore the run: its state files exist and read back, and (`settings`)
-    its stop, checkpoints and restarts are the ones asked for now."""
+    its settings (resume_settings.py) are the ones asked for now."""
     tuner_file = experiment_dir / "tuner.pkl"
     states = sorted(experiment_dir.glob(STATE_GLOB)) if experiment_dir.is_dir() else []
     if not tuner_file.is_file() or not states:
@@ -56,7 +46,7 @@ def check_resumable(experiment_dir: Path, settings: RunSettings | None = None) -
             f"--resume: {tuner_file} is damaged ({type(error).__name__}); {fresh}"
         ) from None
     if settings is not None:
-        _check_same_settings(experiment_dir, saved, settings)
+        check_same_settings(experiment_dir, saved, settings)
     newest = max(states, key=lambda p: p.name)  # Tune's pick: the latest timestamp in the name
     try:
         state = json.loads(newest.read_text())
@@ -207,30 +197,3 @@ def _shown(value: Any) -> str:
         return "absent"
     text = f"{value:g}" if isinstance(value, float) else json.dumps(value)
     return text if len(text) <= 60 else f"{text[:57]}..."
-
-
-def _check_same_settings(experiment_dir: Path, saved: Any, settings: RunSettings) -> None:
-    run_config = saved.get("_run_config") if isinstance(saved, dict) else None
-    if run_config is None:  # kept elsewhere by another Tune version: Tune decides
-        return
-    differ = []
-    if dict(run_config.stop or {}) != dict(settings.stop):
-        differ.append(f"stop ({_stops(run_config.stop or {})} there, {_stops(settings.stop)} now)")
-    if run_config.checkpoint_config != settings.checkpoints:
-        differ.append("checkpoints (--checkpoint-every, the file's keep_checkpoints)")
-    if run_config.failure_config.max_failures != settings.max_failures:
-        was, now = run_config.failure_config.max_failures, settings.max_failures
-        differ.append(f"--max-failures ({was} there, {now} now)")
-    if differ:
-        raise UsageError(
-            f"--resume {experiment_dir}: the run was started with another {'; '.join(differ)}, "
-            "and Tune resumes a run with its own; resume with the command that started it "
-            f"plus --resume, or {FRESH}"
-        )
-
-
-def _stops(stop: Mapping[str, Any]) -> str:
-    return " ".join(
-        f"{metric}={value:g}" if isinstance(value, float) else f"{metric}={value}"
-        for metric, value in stop.items()
-    )

@@ -55,31 +55,65 @@ def move_aside(experiment_dir: Path) -> Path | None:
     """Move a run's folder to NAME.replaced-TIME next to it (for `--overwrite`)."""
     if not holds_run(experiment_dir):
         return None
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    target = experiment_dir.with_name(f"{experiment_dir.name}.replaced-{stamp}")
+    target = experiment_dir.with_name(aside_name(experiment_dir.name, datetime.datetime.now()))
     experiment_dir.rename(target)
     return target
 
 
+def aside_name(name: str, when: datetime.datetime) -> str:
+    return f"{name}.replaced-{when:%Y%m%d-%H%M%S}"
+
+
+NAME_MAX = 255
+"""Bytes in one folder name on the common file systems (ext4, XFS, Btrfs, APFS, NTFS)."""
+MAX_NAME_BYTES = NAME_MAX - len(aside_name("", datetime.datetime(2000, 1, 1)))
+"""The longest run folder name `--overwrite` can still move aside."""
+
+
 @contextlib.contextmanager
 def claimed(experiment_dir: Path, overwrite: bool) -> Iterator[None]:
-    """The folder is this run's until the block ends; with `overwrite`, the run it held
-    is moved aside first, unless that run is still going."""
-    if overwrite and (experiment_dir / LOCK_FILE).is_file():
+    """The folder is this run's until the block ends; with `overwrite`, the run it held is
+    moved aside first, unless that run is still going."""
+    aside = _moved_aside(experiment_dir) if overwrite else None
+    created = [d for d in (experiment_dir, *experiment_dir.parents) if not d.exists()]
+    with _locked(experiment_dir):
+        try:
+            yield
+        except UsageError as error:  # refused once Ray joined a cluster (its resources)
+            # Undone while the lock is still held, so that no other run takes the folder
+            # between the removal of this one's and the old run's return.
+            if created:
+                (experiment_dir / LOCK_FILE).unlink(missing_ok=True)
+                for folder in created:  # deepest first
+                    with contextlib.suppress(OSError):  # not empty: another process's files
+                        folder.rmdir()
+            if aside is not None:
+                _put_back(aside, experiment_dir, error)
+            raise
+
+
+def _moved_aside(experiment_dir: Path) -> Path | None:
+    """A run without a lock file (a plain Tune run, one from before the lock, a copy made
+    without dotfiles) is moved aside too: `check_new_run` refused it without
+    `--overwrite`, so with it, it must not stay under the new run's files."""
+    if not holds_run(experiment_dir):
+        return None
+    if (experiment_dir / LOCK_FILE).is_file():
         with (experiment_dir / LOCK_FILE).open() as file:  # read only: the run moved aside
             _lock(file, experiment_dir)  # stays byte for byte as it was
-        move_aside(experiment_dir)
-    created = [d for d in (experiment_dir, *experiment_dir.parents) if not d.exists()]
+    return move_aside(experiment_dir)
+
+
+def _put_back(aside: Path, experiment_dir: Path, error: UsageError) -> None:
+    """Bad input writes nothing and loses nothing (exit 2), and `--resume` looks for the
+    run under its own name: the old run goes back where it was rather than staying at
+    NAME.replaced-TIME. Where the refused run left files of its own there (its logs,
+    once Ray was up), those files are not this function's to delete: the old run stays
+    aside, and the line says where."""
     try:
-        with _locked(experiment_dir):
-            yield
-    except UsageError:  # refused once Ray joined a cluster (its resources): nothing written
-        if created:
-            (experiment_dir / LOCK_FILE).unlink(missing_ok=True)
-            for folder in created:  # deepest first
-                with contextlib.suppress(OSError):  # not empty: another process's files
-                    folder.rmdir()
-        raise
+        aside.rename(experiment_dir)  # fails unless the folder is gone or empty
+    except OSError:
+        raise UsageError(f"{error}; the run --overwrite moved aside is at {aside}") from None
 
 
 @contextlib.contextmanager
