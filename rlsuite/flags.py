@@ -79,16 +79,38 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
-def parse_assignment(text: str, flag: str = "--set") -> tuple[str, str]:
-    """`PATH=VALUE` -> (PATH, VALUE)."""
+class ObjectAssignment(str):
+    """`PATH=VALUE` for a Python object no literal spells (`rlsuite.launch(overrides=
+    {"rl_module.model_config": DefaultModelConfig(...)})`): the text `PATH=repr(value)`
+    wherever a `--set` is shown, and the object itself where it is applied."""
+
+    path: str
+    value: Any
+
+    def __new__(cls, path: str, value: Any) -> ObjectAssignment:
+        self = super().__new__(cls, f"{path}={value!r}")
+        self.path, self.value = path, value
+        return self
+
+    def __getnewargs__(self) -> tuple[str, Any]:  # type: ignore[override]
+        return self.path, self.value
+
+
+def parse_assignment(text: str, flag: str = "--set") -> tuple[str, Any]:
+    """`PATH=VALUE` -> (PATH, VALUE): the value's text, or an `ObjectAssignment`'s object."""
+    if isinstance(text, ObjectAssignment):
+        return text.path, text.value
     path, sep, value = text.partition("=")
     if not sep or not path.strip():
         raise UsageError(f"{flag} {text!r}: expected PATH=VALUE, e.g. {flag} training.lr=1e-4")
     return path.strip(), value.strip()
 
 
-def parse_literal(raw: str) -> Any:
-    """A Python literal (`1e-4`, `[64, 64]`, `True`); anything else is the string itself."""
+def parse_literal(raw: Any) -> Any:
+    """A Python literal (`1e-4`, `[64, 64]`, `True`); anything else is the string itself,
+    and a Python object (an `ObjectAssignment`'s) is itself."""
+    if not isinstance(raw, str):
+        return raw
     if raw.lower() in ("true", "false"):
         return raw.lower() == "true"
     if raw.lower() in ("none", "null"):

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from gymnasium.envs.classic_control.cartpole import CartPoleEnv
 from ray.rllib.algorithms.ppo import PPOConfig
 from ray.rllib.algorithms.sac import SACConfig
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from rlsuite.errors import UsageError
 from rlsuite.rl.overrides import apply_sets, parse_literal
+from tests.helpers import ROOT, assert_rejected, run_main
+
+CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 
 
 def base() -> PPOConfig:
@@ -163,3 +169,79 @@ def test_rllib_refusing_a_value_is_one_line() -> None:
     message = str(refused.value)
     assert message.startswith("--set env_runners.rollout_fragment_length: ")
     assert "must be int >0 or 'auto'" in message and "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "env_runners.num_env_runners",
+        "env_runners.num_gpus_per_env_runner",
+        "learners.num_learners",
+        "learners.num_gpus_per_learner",
+        "environment.env_config",
+        "training.lr",
+        "training.gamma",
+        "training.train_batch_size_per_learner",
+        "rl_module.model_config.fcnet_hiddens",
+    ],
+)
+def test_none_is_refused_where_rllib_s_default_is_not_none(path: str) -> None:
+    """RLlib fails on these in the trial (or the builder, or the suite's GPU count)."""
+    with pytest.raises(UsageError) as refused:
+        apply_sets(base(), [f"{path}=None"])
+    message = str(refused.value)
+    assert message.startswith(f"--set {path}: expects ") and "None" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "debugging.seed",
+        "evaluation.evaluation_interval",
+        "evaluation.evaluation_config",
+        "rl_module.model_config.fcnet_kernel_initializer",
+        "environment.env_config.g",  # an env's own keys: the env decides
+    ],
+)
+def test_none_is_taken_where_rllib_s_default_is_none(path: str) -> None:
+    apply_sets(base(), [f"{path}=None"])
+
+
+def test_none_from_the_command_line_is_one_line_before_ray(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was a TypeError traceback from the suite's GPU count."""
+    storage = tmp_path / "results"
+    code = run_main(CARTPOLE, "--set", "env_runners.num_env_runners=None", storage=storage)
+    assert_rejected(capsys, code, storage, "env_runners.num_env_runners", "an int", "None")
+
+
+def test_a_string_for_an_object_setting_is_refused_unless_rllib_takes_one() -> None:
+    config = base().rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[32]))
+    with pytest.raises(UsageError, match="expects a dict or a DefaultModelConfig, got 'foo'"):
+        apply_sets(config, ["rl_module.model_config=foo"])
+    with pytest.raises(UsageError, match="expects an AlgorithmConfig or a dict, got 'foo'"):
+        apply_sets(config, ["evaluation.evaluation_config=foo"])  # None by default
+    as_dict = apply_sets(config, ["rl_module.model_config={'fcnet_hiddens': [8]}"])
+    assert as_dict._model_config == {"fcnet_hiddens": [8]}
+    env_class = PPOConfig().environment(CartPoleEnv)  # RLlib takes an env class or a name
+    assert apply_sets(env_class, ["environment.env=atari/breakout"]).env == "atari/breakout"
+
+
+def test_a_key_inside_a_dict_setting_that_is_none_by_default() -> None:
+    edited = apply_sets(
+        base(), ["evaluation.evaluation_config.explore=False", "environment.env_config.a.b=1"]
+    )
+    assert edited.evaluation_config == {"explore": False}
+    assert edited.env_config == {"g": 9.8, "a": {"b": 1}}
+
+
+def test_a_key_inside_a_none_setting_that_takes_no_dict_says_how() -> None:
+    with pytest.raises(UsageError, match=r"debugging\.seed is None and takes an int, not a dict"):
+        apply_sets(base(), ["debugging.seed.x=1"])
+
+
+def test_rllib_s_assert_on_a_value_is_one_line() -> None:
+    with pytest.raises(UsageError, match=r"^--set multi_agent.policies_to_train: .*must be a"):
+        apply_sets(base(), ["multi_agent.policies_to_train=main"])

@@ -11,7 +11,6 @@ For notebooks and scripts: the same checks as the command line, raising
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from typing import Any
 import ray
 from ray.tune import ResultGrid
 
-from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
 from rlsuite.launcher import console, run_dirs, tuner
 from rlsuite.launcher.prepare import Prepared, load_and_prepare
@@ -33,7 +31,7 @@ from rlsuite.launcher.summary import (
     was_interrupted,
     write_summary,
 )
-from rlsuite.options import RunOptions, set_assignments
+from rlsuite.options import RunOptions
 
 
 @dataclass(frozen=True)
@@ -63,21 +61,14 @@ def launch(
 ) -> RunResult:
     """Run an experiment (an `Experiment` or the path of an experiment file) through Tune.
 
-    `overrides` are `--set` edits: `{"training.lr": 1e-4}` or `["training.lr=1e-4"]`.
-    Other keyword arguments are `RunOptions` fields, named as the command line's flags:
-    `smoke`, `seed`, `seeds`, `stops` (`["training_iteration=5"]`), `num_samples`,
-    `storage_path`, `address`, `num_env_runners`, `resume`, `as_test`, ...
+    `overrides` are `--set` edits: `{"training.lr": 1e-4}` or `["training.lr=1e-4"]`; a
+    Python object no literal spells (a `DefaultModelConfig`, an env class) is applied as
+    itself. Other keyword arguments are `RunOptions` fields, named as the command line's
+    flags and checked as they are: `smoke`, `seed`, `seeds`, `stops`
+    (`["training_iteration=5"]`), `num_samples`, `storage_path`, `address`,
+    `num_env_runners`, `resume`, `as_test`, ...
     """
-    fields = {f.name for f in dataclasses.fields(RunOptions)}
-    unknown = sorted(set(options) - fields)
-    if unknown:
-        raise UsageError(
-            f"rlsuite.launch: unknown option(s) {', '.join(unknown)}; "
-            f"choose from {', '.join(sorted(fields))}"
-        )
-    if isinstance(options.get("stops"), dict):
-        options["stops"] = tuple(f"{k}={v}" for k, v in options["stops"].items())
-    run_options = RunOptions(name=name, sets=set_assignments(overrides), **options)
+    run_options = RunOptions.from_launch(overrides, name, options)
     return run_prepared(load_and_prepare(experiment, run_options))
 
 
