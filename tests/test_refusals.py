@@ -254,3 +254,24 @@ def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() 
     searched = {"max_workers": tune.choice([2, 4]), "cpus_per_worker": tune.grid_search([1, 2])}
     sweep = Experiment(config=SupervisedConfig(num_workers=1), stop={}, search=searched)
     assert workload.max_concurrent_trials(sweep, cluster) == 1, "4 workers of 2 CPUs each"
+
+
+@pytest.mark.parametrize(
+    ("experiment", "flags", "needles"),
+    [
+        ("optuna_ppo_cartpole", ("--set", "training.lr=5e-4"), ("search sets 'lr'",)),
+        ("pbt_ppo_cartpole", ("--set", "training.lr=5e-4"), ("search sets 'lr'",)),
+        ("ppo_cartpole", ("--seeds", "2", "--set", "debugging.seed=3"), ("--seeds sets 'seed'",)),
+    ],
+)
+def test_a_set_the_search_would_replace_is_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    experiment: str,
+    flags: tuple[str, ...],
+    needles: tuple[str, ...],
+) -> None:
+    """Tune's param space lays the search over the config: the edit would not happen."""
+    storage = tmp_path / "results"
+    code = run_main(ROOT / "experiments" / f"{experiment}.py", "--smoke", *flags, storage=storage)
+    assert_rejected(capsys, code, storage, *needles)

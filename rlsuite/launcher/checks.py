@@ -6,13 +6,14 @@ import difflib
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from rlsuite import metrics, outputs
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PB2, PBT, Experiment
-from rlsuite.flags import MAX_SEED
+from rlsuite.flags import MAX_SEED, parse_assignment
 from rlsuite.launcher import run_dirs
 
 
@@ -79,6 +80,22 @@ def parse_stops(texts: list[str]) -> dict[str, float]:
         if not math.isfinite(stop[key]):  # a trial that never stops
             raise UsageError(f"--stop {name}: expected a finite number, got {raw!r}")
     return stop
+
+
+def check_sets_not_searched(sets: Iterable[str], search: Mapping[str, Any]) -> None:
+    """A `--set` of a searched key would be replaced in every trial by the search's value
+    (Tune's param space lays the search over the config), so the edit would not happen."""
+    for text in sets:
+        path, _ = parse_assignment(text)
+        parts = path.split(".")
+        # RL paths are GROUP.KEY[.sub] (the key is the config's), supervised ones KEY.
+        for key in dict.fromkeys(parts[:2]):
+            if key in search:
+                source = "--seeds" if key == "seed" else "the experiment's search"
+                raise UsageError(
+                    f"--set {path}: {source} sets '{key}' in every trial, so this edit "
+                    f"would not happen; drop the --set, or change {source}"
+                )
 
 
 def check_run_name(name: str) -> None:

@@ -109,6 +109,7 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
     if options.seeds:
         first = options.seed or 0
         search["seed"] = tune.grid_search(list(range(first, first + options.seeds)))
+    checks.check_sets_not_searched(options.sets, search)
     experiment = workload_for(experiment.config).apply_flags(experiment, options)
     searcher = experiment.searcher
     if searcher is not None and options.seed is not None and not options.seeds:
