@@ -3,7 +3,8 @@
 One frozen dataclass for the command line (`python -m rlsuite.run`, whose flags have
 these names) and the Python entry point (`rlsuite.launch(...)`, whose keyword arguments
 have them too), so both go through the same checks: the parser reads each number flag
-with its function in `CHECKS`, and `RunOptions` holds Python values to the same ones.
+with the function `CHECKS` names for it (a test holds the two together), and `RunOptions`
+holds Python values to the same ones.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ class RunOptions:
     as_test: bool = False
     """Exit 1 (`RunResult.passed` False) unless a trial reached the stop return."""
     mlflow: str | None = None
-    """MLflow tracking URI (a server `http://HOST:PORT`, or a `file:` / `sqlite:` store):
+    """MLflow tracking URI (a server `http://HOST:PORT`, or a database store `sqlite:///...`):
     one MLflow run per trial (docs/tracking.md)."""
     mlflow_experiment: str | None = None
     """MLflow experiment of the runs (default: the run's name)."""

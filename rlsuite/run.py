@@ -227,7 +227,7 @@ def build_parser() -> Parser:
         "--mlflow",
         metavar="URI",
         help="log each trial as an MLflow run: a tracking server (http://HOST:PORT) or a "
-        "file: / sqlite: store",
+        "database store (sqlite:///mlflow.db; a file store needs MLFLOW_ALLOW_FILE_STORE=true)",
     )
     tracking.add_argument(
         "--mlflow-experiment",

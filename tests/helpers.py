@@ -284,3 +284,15 @@ def digest(directory: Path) -> dict[str, str]:
         for p in sorted(directory.rglob("*"))
         if p.is_file()
     }
+
+
+def nested(flat: dict[str, Any]) -> dict[str, Any]:
+    """A result nested as Tune reports it: `env_runners/x` is `{"env_runners": {"x": ...}}`."""
+    tree: dict[str, Any] = {}
+    for key, value in flat.items():
+        *parents, leaf = str(key).split("/")
+        node = tree
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = value
+    return tree

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from rlsuite import metrics
 from rlsuite.launcher.live import LiveProgress, progress_callback
+from tests.helpers import nested
 
 STOP = {metrics.TRAINING_ITERATION: 4.0}
 RETURN = metrics.EPISODE_RETURN_MEAN
@@ -53,14 +54,7 @@ def rl_result(iteration: int, time_s: float, env_steps: int, ret: float, **extra
         metrics.ENV_STEPS_PER_SECOND: env_steps / time_s,
         **extra,
     }
-    nested: dict = {}
-    for key, value in flat.items():
-        *parents, leaf = key.split("/")
-        node = nested
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = value
-    return nested
+    return nested(flat)
 
 
 def live_on(console_file: io.StringIO, stop: dict[str, float], num_trials: int) -> LiveProgress:

@@ -97,3 +97,13 @@ def test_launch_takes_the_options_the_command_line_takes(launch_until_ray: Launc
     assert experiment.config.lr == 1e-4 and experiment.checkpoint_every == 3
     assert experiment.search["seed"] == {"grid_search": [0, 1]}
     assert experiment.stop == {"training_iteration": 4}
+
+
+def test_the_command_line_reads_each_number_flag_with_its_check() -> None:
+    """`rlsuite.launch` holds Python values to `options.CHECKS`; the command line's parser
+    must read the same flags with the same functions, or the two would drift apart."""
+    from rlsuite.options import CHECKS
+    from rlsuite.run import build_parser
+
+    types = {action.dest: action.type for action in build_parser()._actions}
+    assert {name: types.get(name) for name in CHECKS} == CHECKS

@@ -181,7 +181,6 @@ def test_rllib_refusing_a_value_is_one_line() -> None:
         "environment.env_config",
         "training.lr",
         "training.gamma",
-        "training.train_batch_size_per_learner",
         "rl_module.model_config.fcnet_hiddens",
     ],
 )
@@ -202,6 +201,11 @@ def test_none_is_refused_where_rllib_s_default_is_not_none(path: str) -> None:
         "evaluation.evaluation_config",
         "rl_module.model_config.fcnet_kernel_initializer",
         "environment.env_config.g",  # an env's own keys: the env decides
+        # Behind RLlib properties that work the default out from a stored None:
+        "learners.learner_class",  # float32 back for ppo_atari.py (docs/performance.md)
+        "rl_module.rl_module_spec",
+        "environment.is_atari",
+        "training.train_batch_size_per_learner",  # None: train_batch_size / learners
     ],
 )
 def test_none_is_taken_where_rllib_s_default_is_none(path: str) -> None:

@@ -262,6 +262,7 @@ def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() 
         ("optuna_ppo_cartpole", ("--set", "training.lr=5e-4"), ("search sets 'lr'",)),
         ("pbt_ppo_cartpole", ("--set", "training.lr=5e-4"), ("search sets 'lr'",)),
         ("ppo_cartpole", ("--seeds", "2", "--set", "debugging.seed=3"), ("--seeds sets 'seed'",)),
+        ("optuna_ppo_cartpole", ("--set", "lr=5e-4"), ("did you mean training.lr",)),
     ],
 )
 def test_a_set_the_search_would_replace_is_refused(
@@ -275,3 +276,14 @@ def test_a_set_the_search_would_replace_is_refused(
     storage = tmp_path / "results"
     code = run_main(ROOT / "experiments" / f"{experiment}.py", "--smoke", *flags, storage=storage)
     assert_rejected(capsys, code, storage, *needles)
+
+
+def test_a_set_of_a_key_the_config_dict_renames_is_refused_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The builder's `lambda_` is `lambda` in the config's dict, which the search names."""
+    storage = tmp_path / "results"
+    search = '{"lambda": tune.uniform(0.9, 1.0)}'
+    path = write(tmp_path, "searched.py", PPO_WITH_SEARCH.replace("{SEARCH}", search))
+    code = run_main(path, "--set", "training.lambda_=0.95", storage=storage)
+    assert_rejected(capsys, code, storage, "search sets 'lambda'")

@@ -16,7 +16,7 @@ import pytest
 from rlsuite import metrics
 from rlsuite.report import main as report_main
 from rlsuite.reporting import figures, formatting, markdown, runs, stats
-from tests.helpers import ROOT
+from tests.helpers import ROOT, nested
 
 
 def rows(text: str, first_cell: str) -> list[list[str]]:
@@ -61,20 +61,8 @@ def self_play_trial(name: str, win_rates: list[float], returns: tuple[float, flo
             result[metrics.WIN_RATE_VS_HEURISTIC] = win_rates[iteration // 5 - 1]
         for policy, value in zip(("main", "random"), returns, strict=True):
             result[metrics.policy_return_mean(policy)] = value
-        results.append(_nested(result))
+        results.append(nested(result))
     return runs.Trial(name, {"env": "classic/connect_four", "seed": 0}, results)
-
-
-def _nested(flat: dict[str, Any]) -> dict[str, Any]:
-    """Tune's result.json nests on "/": `env_runners/x` is `{"env_runners": {"x": ...}}`."""
-    nested: dict[str, Any] = {}
-    for key, value in flat.items():
-        *parents, leaf = key.split("/")
-        node = nested
-        for parent in parents:
-            node = node.setdefault(parent, {})
-        node[leaf] = value
-    return nested
 
 
 def test_win_rates_that_differ_in_the_third_digit_read_apart(tmp_path: Path) -> None:

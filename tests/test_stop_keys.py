@@ -21,11 +21,12 @@ EXPERIMENTS = ROOT / "experiments"
         ("ppo_cartpole", "epoch=5", ("a supervised result",)),
         ("ppo_cartpole", "validation_accuracy=0.9", ("a supervised result",)),
         ("ppo_cartpole", "win_rate_vs_heuristic=0.9", ("no self-play callback",)),
-        ("ppo_cartpole", "policy_return_mean/default_policy=1", ("single-agent run",)),
-        ("ppo_cartpole", "agent_return_mean/default_agent=1", ("single-agent run",)),
+        ("ppo_cartpole", "policy_return_mean/default_policy=1", ("as one agent",)),
+        ("ppo_cartpole", "agent_return_mean/default_agent=1", ("as one agent",)),
         ("ppo_shared_spread", "policy_return_mean/nosuch=1", ("no policy 'nosuch'", "shared")),
         ("ppo_shared_spread", "agent_return_mean/agent_9=1", ("no agent 'agent_9'", "agent_0")),
         ("maddpg_tag", "policy_return_mean/hunter=1", ("no policy 'hunter'", "adversary")),
+        ("qmix_spread", "policy_return_mean/shared=1", ("as one agent",)),
     ],
 )
 @pytest.mark.timeout(300)  # unrefused, the run would train until stopped by hand
@@ -49,6 +50,7 @@ def test_a_stop_the_run_never_reports_is_refused(
         ("maddpg_tag", "policy_return_mean/adversary=1"),
         ("selfplay_connect4", "win_rate_vs_heuristic=0.9"),
         ("selfplay_connect4", "win_rate=0.9"),
+        ("selfplay_connect4", "policy_return_mean/main_v1=0"),  # a copy made during the run
     ],
 )
 def test_a_stop_the_run_reports_passes(tmp_path: Path, experiment: str, stop: str) -> None:

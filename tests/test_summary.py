@@ -12,6 +12,7 @@ import pandas as pd
 
 from rlsuite import metrics
 from rlsuite.launcher.summary import TrialSummary, summarize, write_summary
+from tests.helpers import nested
 
 NAN = float("nan")
 
@@ -40,13 +41,7 @@ def _result(history: dict[str, list[float]]) -> SimpleNamespace:
     """A finished trial's `ray.tune.Result` as `summarize` reads it: its last result nested
     as Tune reports it, and every iteration's flattened as `metrics_dataframe` has them."""
     frame = pd.DataFrame(history)
-    last: dict[str, Any] = {"done": True}
-    for key, value in frame.iloc[-1].items():
-        *groups, name = str(key).split("/")
-        node = last
-        for group in groups:
-            node = node.setdefault(group, {})
-        node[name] = value
+    last: dict[str, Any] = {"done": True, **nested(dict(frame.iloc[-1].items()))}
     return SimpleNamespace(
         metrics=last, metrics_dataframe=frame, path="/runs/PPO_0", checkpoint=None, error=None
     )

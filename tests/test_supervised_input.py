@@ -133,7 +133,9 @@ def test_model_must_fit_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[s
 def test_bad_set(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], assignment: str, needles: tuple[str, ...]
 ) -> None:
-    _reject(capsys, tmp_path, CIFAR, "--smoke", "--set", assignment, needles=needles)
+    # resnet50_imagenet.py: resnet_cifar10.py searches lr and batch_size, so a --set of
+    # them is refused before its value is looked at.
+    _reject(capsys, tmp_path, IMAGENET, "--smoke", "--set", assignment, needles=needles)
 
 
 def test_env_runner_flags_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -181,8 +183,17 @@ def test_rl_metric_on_a_supervised_run(tmp_path: Path, capsys: pytest.CaptureFix
 def test_a_loss_stop_is_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], stop: str
 ) -> None:
-    """Tune stops at or above the value: a loss stop would end the trial after one epoch."""
-    _reject(capsys, tmp_path, CIFAR, "--smoke", "--stop", stop, needles=("a loss stop",))
+    """Tune stops at or above the value: a loss stop would end the trial when the loss rises
+    to it (after its first epoch, losses starting high), never when it falls to it."""
+    _reject(
+        capsys,
+        tmp_path,
+        CIFAR,
+        "--smoke",
+        "--stop",
+        stop,
+        needles=("a loss stop would end it when its loss rises",),
+    )
 
 
 def test_imagefolder_without_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -231,7 +242,7 @@ def test_scaling_flags_map_onto_ray_train_workers() -> None:
 
 def test_set_and_seed_reach_the_config() -> None:
     flags = _flags("--set", "lr=0.05", "--set", "data_path=/data/c10", "--seed", "7")
-    config = apply_flags(load_experiment(CIFAR), flags).config
+    config = apply_flags(load_experiment(IMAGENET), flags).config
     assert isinstance(config, SupervisedConfig)
     assert (config.lr, config.data_path, config.seed) == (0.05, "/data/c10", 7)  # absolute already
     assert isinstance(config.lr, float)
@@ -239,7 +250,7 @@ def test_set_and_seed_reach_the_config() -> None:
 
 def test_set_reads_values_as_the_fields_types() -> None:
     flags = _flags("--set", "warmup_epochs=2", "--set", "data_path=2024", "--set", "lr=1")
-    config = apply_flags(load_experiment(CIFAR), flags).config
+    config = apply_flags(load_experiment(IMAGENET), flags).config
     assert isinstance(config, SupervisedConfig)
     assert config.warmup_epochs == 2.0 and isinstance(config.warmup_epochs, float)
     assert Path(str(config.data_path)).name == "2024" and config.lr == 1.0

@@ -88,3 +88,14 @@ def test_mlflows_own_opt_out_lets_a_file_store_through(
     finally:
         mlflow.set_tracking_uri(None)
     assert list((tmp_path / "mlruns").glob("*/*/metrics/x"))
+
+
+def test_mlflows_remote_names_are_not_taken_for_file_stores(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`databricks` has no scheme, yet MLflow takes it (and `databricks-uc`, `uc`) as remote."""
+    from rlsuite.tracking.checks import REMOTE_NAMES, check_mlflow
+
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE", raising=False)
+    for name in REMOTE_NAMES:
+        check_mlflow(name)

@@ -82,14 +82,17 @@ def parse_stops(texts: list[str]) -> dict[str, float]:
     return stop
 
 
-def check_sets_not_searched(sets: Iterable[str], search: Mapping[str, Any]) -> None:
+def check_sets_not_searched(sets: Iterable[str], search: Mapping[str, Any], rl: bool) -> None:
     """A `--set` of a searched key would be replaced in every trial by the search's value
-    (Tune's param space lays the search over the config), so the edit would not happen."""
+    (Tune's param space lays the search over the config), so the edit would not happen.
+    Call once the paths are known good (the workload applied them)."""
     for text in sets:
         path, _ = parse_assignment(text)
         parts = path.split(".")
-        # RL paths are GROUP.KEY[.sub] (the key is the config's), supervised ones KEY.
-        for key in dict.fromkeys(parts[:2]):
+        # RL paths are GROUP.KEY[.sub], and the config's dict names `lambda_` `lambda`;
+        # supervised paths are KEY.
+        names = (parts[1], parts[1].rstrip("_")) if rl and len(parts) > 1 else (parts[0],)
+        for key in dict.fromkeys(names):
             if key in search:
                 source = "--seeds" if key == "seed" else "the experiment's search"
                 raise UsageError(

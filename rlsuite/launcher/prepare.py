@@ -109,8 +109,9 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
     if options.seeds:
         first = options.seed or 0
         search["seed"] = tune.grid_search(list(range(first, first + options.seeds)))
-    checks.check_sets_not_searched(options.sets, search)
-    experiment = workload_for(experiment.config).apply_flags(experiment, options)
+    workload = workload_for(experiment.config)
+    experiment = workload.apply_flags(experiment, options)
+    checks.check_sets_not_searched(options.sets, search, rl=workload.name == "RL")
     searcher = experiment.searcher
     if searcher is not None and options.seed is not None and not options.seeds:
         # A sweep's outcome depends on its searcher's draws as much as on its trials': one

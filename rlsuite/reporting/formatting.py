@@ -1,8 +1,7 @@
 """How a report prints numbers: one rule for returns (-43.04, 476.9), win rates and
 accuracies (0.6129), so configs that differ in the third digit do not all read 0.6.
 
-`docs/benchmarks.md` (scripts/benchmarks/table_render.py) prints its scores by the same
-rule; its `_number` can import `number` from here.
+`docs/benchmarks.md` (scripts/benchmarks/table_render.py) prints its scores with it too.
 """
 
 from __future__ import annotations

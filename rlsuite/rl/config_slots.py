@@ -70,6 +70,11 @@ def builder_slot(config: AlgorithmConfig, group: str, key: str) -> Slot:
 
 
 def current_value(config: AlgorithmConfig, key: str) -> Any:
+    """What the config holds for `key`: for a setting RLlib keeps behind a property
+    (`learner_class`, `rl_module_spec`, `is_atari`), the stored value, whose None means
+    "the algorithm's default", not the default the property works out from it."""
+    if isinstance(getattr(type(config), key, None), property) and hasattr(config, f"_{key}"):
+        return getattr(config, f"_{key}")
     if key == "model_config":
         return config._model_config
     try:

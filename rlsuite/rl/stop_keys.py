@@ -90,8 +90,9 @@ def _check_id(config: AlgorithmConfig, key: str) -> None:
         return
     if known is not None and not known:
         raise UsageError(
-            f"stop {key}: a single-agent run reports no per-{kind} returns (RLlib logs "
-            "them for multi-agent runs); stop on episode_return_mean"
+            f"stop {key}: RLlib runs this config as one agent (a single-agent env, or a "
+            f"QMIX/VDN team), and reports no per-{kind} returns then; stop on "
+            "episode_return_mean"
         )
     if known is not None and some_id not in known:
         raise UsageError(
@@ -101,6 +102,8 @@ def _check_id(config: AlgorithmConfig, key: str) -> None:
 
 
 def _policies(config: AlgorithmConfig) -> set[str] | None:
+    if _selfplay_settings(config) is not None:
+        return None  # the callback adds frozen copies (main_v1, ...) as the run goes
     agent_policies = getattr(config, "agent_policies", None)  # MADDPG and MASAC
     if hasattr(config, "agent_policies"):
         return set(agent_policies or [SHARED])  # MADDPG's default: one shared policy

@@ -50,9 +50,9 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
         if key in experiment.stop:
             # Tune stops a trial once a result reaches the value from below (>=).
             raise UsageError(
-                f"stop {key}: Tune stops a trial when the result is at or above the value, so "
-                "a loss stop ends it at once (losses start high); stop on "
-                "validation_accuracy, epoch or time_total_s"
+                f"stop {key}: Tune stops a trial once the result is at or above the value, so "
+                "a loss stop would end it when its loss rises to the value, not when it falls "
+                "to it; stop on validation_accuracy, epoch or time_total_s"
             )
     check_gpus(config, address)
     registry.check_data(config)

@@ -15,6 +15,8 @@ from rlsuite.tracking.settings import Tracking
 SERVER_TIMEOUT_S = 5.0
 """How long an MLflow server may take to answer its health check."""
 WANDB_NO_NETWORK_MODES = ("offline", "disabled", "dryrun")
+REMOTE_NAMES = ("databricks", "databricks-uc", "uc")
+"""Tracking URIs without a scheme that MLflow takes as remote stores, not folders."""
 
 
 def check_tracking(tracking: Tracking) -> None:
@@ -36,7 +38,7 @@ def check_mlflow(uri: str) -> None:
     scheme = urlsplit(uri).scheme
     if scheme in ("http", "https"):
         _check_server(uri)
-    elif scheme in ("", "file") and not _file_store_allowed():
+    elif scheme in ("", "file") and uri not in REMOTE_NAMES and not _file_store_allowed():
         # MLflow 3.17 raises on its first call to a file store, inside Tune's callback
         # after Ray has started: refuse it here, with MLflow's own two ways out.
         raise UsageError(

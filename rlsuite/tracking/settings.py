@@ -10,7 +10,7 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Tracking:
     mlflow: str | None = None
-    """MLflow tracking URI: a server (`http://HOST:PORT`) or a `file:` / `sqlite:` store.
+    """MLflow tracking URI: a server (`http://HOST:PORT`) or a database store (`sqlite:`).
     One MLflow run per trial; None logs nothing to MLflow."""
     mlflow_experiment: str | None = None
     """MLflow experiment the runs go to (None: the run's name)."""

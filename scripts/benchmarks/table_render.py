@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from benchmarks.table import DEFAULT_SEEDS, ROWS, Row, commands, fast_rows
 from benchmarks.table_records import Measurement, Records
+from rlsuite.reporting.formatting import number
 
 WIDTH = 92  # the docs' line length
 COLUMNS = (
@@ -91,11 +92,11 @@ def measured_line(row: Row, m: Measurement, machines: list[str]) -> str:
             _code(m.stop),
             f"`{m.metric}`",
             str(len(m.seeds)),
-            f"{_number(m.summary.iqm)} [{_number(low)}, {_number(high)}]",
-            f"{_number(m.summary.mean)} ± {_number(m.summary.std)}",
-            f"{' / '.join(_number(v) for v in m.steps)} {m.steps_unit}",
-            "" if m.throughput is None else f"{_number(m.throughput)} {m.throughput_unit}",
-            f"{' / '.join(_number(v) for v in m.train_s)} s training; {_number(m.wall_s)} s wall",
+            f"{number(m.summary.iqm)} [{number(low)}, {number(high)}]",
+            f"{number(m.summary.mean)} ± {number(m.summary.std)}",
+            f"{' / '.join(number(v) for v in m.steps)} {m.steps_unit}",
+            "" if m.throughput is None else f"{number(m.throughput)} {m.throughput_unit}",
+            f"{' / '.join(number(v) for v in m.train_s)} s training; {number(m.wall_s)} s wall",
             figure,
             measured,
             f"`{m.command}`",
@@ -146,7 +147,7 @@ def _checks(records: Records, machines: list[str]) -> list[str]:
             continue
         low, high = m.summary.ci
         when = f"{m.date} ({_letter(machines.index(machine_text(m)))})"
-        interval = f"{_number(m.summary.iqm)} [{_number(low)}, {_number(high)}]"
+        interval = f"{number(m.summary.iqm)} [{number(low)}, {number(high)}]"
         lines.append(
             _cells(
                 [
@@ -223,9 +224,3 @@ def _cells(values: Sequence[str]) -> str:
 
 def _code(stop: Sequence[str]) -> str:
     return " ".join(f"`{value}`" for value in stop)
-
-
-def _number(value: float) -> str:
-    if not math.isfinite(value):
-        return "-"
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"

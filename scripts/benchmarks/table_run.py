@@ -64,7 +64,9 @@ def score(
     figure = None
     if figure_dir is not None and steps_unit == "env steps":  # supervised: rlsuite.report
         figure_dir.mkdir(parents=True, exist_ok=True)
-        path = figures.learning_curves([config], figure_dir / f"{row.name}.png")
+        path = figures.learning_curves(
+            [config], runs.progress([config]), figure_dir / f"{row.name}.png"
+        )
         figure = os.path.relpath(path, figure_dir.parent)
     scores = [t.final_score(config.metric, WINDOW) for t in config.trials]
     return Measurement(
