@@ -167,33 +167,20 @@ def test_gpus_this_machine_lacks(tmp_path: Path, capsys: pytest.CaptureFixture[s
     )
 
 
-def test_rl_metric_on_a_supervised_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _reject(
-        capsys,
-        tmp_path,
-        CIFAR,
-        "--smoke",
-        "--stop",
-        "episode_return_mean=100",
-        needles=("not a supervised result", "validation/accuracy"),
-    )
-
-
-@pytest.mark.parametrize("stop", ["validation_loss=0.3", "train_loss=0.3"])
-def test_a_loss_stop_is_refused(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], stop: str
+@pytest.mark.parametrize(
+    ("stop", "needles"),
+    [
+        ("episode_return_mean=100", ("not a supervised result", "validation/accuracy")),
+        # Tune stops at or above the value: a loss stop would end the trial when the loss
+        # rises to it (after its first epoch, losses starting high), never when it falls.
+        ("validation_loss=0.3", ("a loss stop would end it when its loss rises",)),
+        ("train_loss=0.3", ("a loss stop would end it when its loss rises",)),
+    ],
+)
+def test_a_stop_a_supervised_run_cannot_take_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stop: str, needles: tuple[str, ...]
 ) -> None:
-    """Tune stops at or above the value: a loss stop would end the trial when the loss rises
-    to it (after its first epoch, losses starting high), never when it falls to it."""
-    _reject(
-        capsys,
-        tmp_path,
-        CIFAR,
-        "--smoke",
-        "--stop",
-        stop,
-        needles=("a loss stop would end it when its loss rises",),
-    )
+    _reject(capsys, tmp_path, CIFAR, "--smoke", "--stop", stop, needles=needles)
 
 
 def test_imagefolder_without_splits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
