@@ -13,10 +13,13 @@ Expected: the team return climbs from about -90 towards the wall-reaching range 
 1,000) within 2M env steps. Sources: the settings are those of PettingZoo's Stable-Baselines3
 pistonball tutorial (`tutorials/SB3/pistonball/sb3_pistonball_vector.py`: 3 stacked 84x84
 grey frames, one shared CNN policy, tuned PPO values below), whose note says training needs
-"the order of 2 million" steps. Not yet verified with this config (no full run made): on 2
-CPUs it trains at 12 env steps/s (240 piston steps/s; its first iteration on 2026-11-28),
-about 4.6 hours for 200k steps and 46 for 2M (docs/multiagent.md, "On two CPUs"), so the run
-needs a GPU machine.
+"the order of 2 million" steps. Not verified with this config (no full run made): on 2
+CPUs it trains at 7-12 env steps/s (6.9 over seeds 0-2 on 2026-11-29; 12 in a first
+iteration on 2026-11-28), 4.6 hours or more for 200k steps and 46 or more for 2M
+(docs/multiagent.md, "On two CPUs"), so the run needs a GPU machine. Measured at a stated
+budget of 6,144 env steps (6 iterations, about 49 episodes), seeds 0-2: team return IQM
+-114.6 [-122.3, -105.9] over the last 5 iterations, iterations swinging from -274 to +74 with
+no trend: no learning shows yet at that budget (docs/benchmarks.md).
 """
 
 from ray.rllib.algorithms.ppo import PPOConfig
