@@ -28,6 +28,11 @@ class Workload(Protocol):
         """The experiment with `--set`, scaling and seed flags applied to its config."""
         ...
 
+    def param_keys(self, path: str) -> tuple[str, ...]:
+        """The top-level param-space keys that a `--set PATH=...` edit writes: a search over
+        any of them replaces the edit in every trial."""
+        ...
+
     def smoke_config(self, config: Any) -> Any:
         """The config shrunk to a tiny CPU run (`--smoke`); the input is left untouched."""
         ...

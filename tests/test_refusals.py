@@ -263,6 +263,7 @@ def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() 
         ("pbt_ppo_cartpole", ("--set", "training.lr=5e-4"), ("search sets 'lr'",)),
         ("ppo_cartpole", ("--seeds", "2", "--set", "debugging.seed=3"), ("--seeds sets 'seed'",)),
         ("optuna_ppo_cartpole", ("--set", "lr=5e-4"), ("did you mean training.lr",)),
+        ("hyperopt_bert_sst2", ("--set", "lr=5e-5"), ("search sets 'lr'",)),
     ],
 )
 def test_a_set_the_search_would_replace_is_refused(

@@ -6,7 +6,7 @@ import difflib
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -82,17 +82,16 @@ def parse_stops(texts: list[str]) -> dict[str, float]:
     return stop
 
 
-def check_sets_not_searched(sets: Iterable[str], search: Mapping[str, Any], rl: bool) -> None:
+def check_sets_not_searched(
+    sets: Iterable[str], search: Mapping[str, Any], param_keys: Callable[[str], tuple[str, ...]]
+) -> None:
     """A `--set` of a searched key would be replaced in every trial by the search's value
     (Tune's param space lays the search over the config), so the edit would not happen.
-    Call once the paths are known good (the workload applied them)."""
+    Call once the paths are known good (the workload applied them); `param_keys` is the
+    workload's, the param-space keys a path writes."""
     for text in sets:
         path, _ = parse_assignment(text)
-        parts = path.split(".")
-        # RL paths are GROUP.KEY[.sub], and the config's dict names `lambda_` `lambda`;
-        # supervised paths are KEY.
-        names = (parts[1], parts[1].rstrip("_")) if rl and len(parts) > 1 else (parts[0],)
-        for key in dict.fromkeys(names):
+        for key in param_keys(path):
             if key in search:
                 source = "--seeds" if key == "seed" else "the experiment's search"
                 raise UsageError(

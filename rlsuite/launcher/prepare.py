@@ -111,7 +111,7 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
         search["seed"] = tune.grid_search(list(range(first, first + options.seeds)))
     workload = workload_for(experiment.config)
     experiment = workload.apply_flags(experiment, options)
-    checks.check_sets_not_searched(options.sets, search, rl=workload.name == "RL")
+    checks.check_sets_not_searched(options.sets, search, workload.param_keys)
     searcher = experiment.searcher
     if searcher is not None and options.seed is not None and not options.seeds:
         # A sweep's outcome depends on its searcher's draws as much as on its trials': one

@@ -45,6 +45,12 @@ class RLWorkload:
             config.debugging(seed=options.seed)
         return dataclasses.replace(experiment, config=config)
 
+    def param_keys(self, path: str) -> tuple[str, ...]:
+        # Paths are GROUP.KEY[.sub] (the group is the config method's name, absent from the
+        # param space), and the config's dict names `lambda_` `lambda`.
+        key = path.split(".")[1] if "." in path else path
+        return tuple(dict.fromkeys((key, key.rstrip("_"))))
+
     def smoke_config(self, config: Any) -> Any:
         return smoke.smoke_config(config)
 

@@ -36,6 +36,9 @@ class SupervisedWorkload:
             config = config.replace(seed=options.seed)
         return dataclasses.replace(experiment, config=config)
 
+    def param_keys(self, path: str) -> tuple[str, ...]:
+        return (path.split(".")[0],)  # paths are KEY[.sub], as in the param space
+
     def smoke_config(self, config: Any) -> Any:
         return smoke.smoke_config(config)
 
