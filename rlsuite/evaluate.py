@@ -85,7 +85,11 @@ def _add_rl_flags(parser: Parser) -> None:
         "--env", help="registry env name to play on (default: the env the trial trained on)"
     )
     parser.add_argument(
-        "--video", type=Path, metavar="OUT.mp4", help="record the first episodes to this MP4 file"
+        "--video",
+        type=Path,
+        metavar="OUT.mp4",
+        help="record the first episodes to this MP4 file (replaced, once they are recorded, "
+        "if it exists)",
     )
     parser.add_argument(
         "--video-episodes",

@@ -258,3 +258,33 @@ def test_an_env_that_raises_ends_with_a_line_naming_it(
     called = "reset(seed=0)" if method == "reset" else "step() of the episode seeded 0"
     assert last.startswith(f"rlsuite.evaluate: the env raised in {called}: KeyError: ")
     assert last.endswith(f"(at {__file__}:{broken.__code__.co_firstlineno + 1})"), last
+
+
+def test_a_video_whose_episodes_fail_leaves_the_earlier_video_as_it_was(
+    trial: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The frames go to a partial file that replaces the named one only once every episode
+    played: an env that fails midway keeps an earlier video whole and leaves no partial."""
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+    from rlsuite.evaluation.video import count_frames
+
+    video = tmp_path / "clip.mp4"
+    video.write_bytes(b"an earlier video")
+    step = CartPoleEnv.step
+    calls = iter(range(1_000_000))
+
+    def failing_later(self: CartPoleEnv, action: object) -> object:
+        if next(calls) == 5:  # some frames are written first
+            raise KeyError("the cart fell off")
+        return step(self, action)
+
+    monkeypatch.setattr(CartPoleEnv, "step", failing_later)
+    assert evaluate_main([str(trial), "--episodes", "1", "--video", str(video)]) == 1
+    assert video.read_bytes() == b"an earlier video"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4", "results"]
+
+    monkeypatch.setattr(CartPoleEnv, "step", step)
+    assert evaluate_main([str(trial), "--episodes", "1", "--video", str(video)]) == 0
+    assert count_frames(video) > 1  # replaced by the new recording
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clip.mp4", "results"]

@@ -182,9 +182,12 @@ def _play(evaluation: Evaluation, options: EvaluateOptions) -> None:
             options.seed,
             frame_sink=lambda i: writer.add if writer and i < options.video_episodes else None,
         )
-    finally:
+    except BaseException:
         if writer:
-            writer.close()
+            writer.discard()  # an earlier video at the path stays as it was
+        raise
+    if writer:
+        writer.close()
     tables.print_episodes(results, options.explore, options.seed)
     if writer:
         print(

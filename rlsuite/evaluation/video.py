@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -13,17 +14,24 @@ CODEC = "libx264"  # H.264: plays in browsers, VS Code and every video player
 
 class Mp4Writer:
     """Streams RGB frames (height, width, 3, uint8) into an H.264 MP4, one at a time, so a
-    long episode never sits in memory."""
+    long episode never sits in memory.
+
+    The frames go to a hidden partial file beside `path`, which replaces `path` only when
+    the recording ends well (`close`): a run that fails or is stopped midway leaves an
+    earlier video at `path` as it was, not a truncated one (`discard` removes the partial)."""
 
     def __init__(self, path: Path, fps: int = 30) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.fps = fps
         self.frames = 0
+        # Same folder, so the final rename stays on one file system; the suffix tells
+        # FFmpeg the container.
+        self.partial = path.with_name(f".{path.stem}.partial{path.suffix}")
         import av  # here, not at the top: FFmpeg's libraries load only when a video is made
 
         self._av = av
-        self._container = av.open(str(path), mode="w")
+        self._container = av.open(str(self.partial), mode="w")
         self._stream: Any = None
 
     def add(self, frame: np.ndarray) -> None:
@@ -39,15 +47,27 @@ class Mp4Writer:
         self.frames += 1
 
     def close(self) -> None:
+        """Finish the file and put it at `path`, replacing what was there."""
         if self._stream is not None:
             self._container.mux(self._stream.encode())  # flush the encoder's buffered frames
         self._container.close()
+        os.replace(self.partial, self.path)
+
+    def discard(self) -> None:
+        """Drop the recording: `path` keeps what it held before."""
+        try:
+            self._container.close()
+        finally:
+            self.partial.unlink(missing_ok=True)
 
     def __enter__(self) -> Mp4Writer:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        if kind is None:
+            self.close()
+        else:
+            self.discard()
 
 
 def write_mp4(frames: Iterable[np.ndarray], path: Path, fps: int = 30) -> int:
