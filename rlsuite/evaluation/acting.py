@@ -84,6 +84,11 @@ class ConnectedPolicy(ABC):
         actions_for_env = to_env.pop(Columns.ACTIONS_FOR_ENV, [actions])[0]
         return actions, actions_for_env, {column: values[0] for column, values in to_env.items()}
 
+    def export_refusal(self) -> str | None:
+        """Why `--export` cannot write this policy (after "--export: CHECKPOINT "), or None
+        when only the module's own checks (`rlsuite.rl.export.check_exportable`) remain."""
+        return None
+
     @property
     @abstractmethod
     def policy_ids(self) -> list[str]:

@@ -11,7 +11,7 @@ returns table is the one multi-agent runs print.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import gymnasium as gym
 from ray.rllib.env.multi_agent_env import MultiAgentEnv
@@ -41,6 +41,11 @@ class JointPolicy(SingleAgentPolicy):
     @classmethod
     def of(cls, policy: SingleAgentPolicy) -> JointPolicy:
         return cls(policy.module, policy.env_to_module, policy.module_to_env)
+
+    def export_refusal(self) -> str:
+        # One RLModule, but a team's: its actors act on the joint env's Dict observations.
+        team = ", ".join(cast(Any, self.module).policy_ids)
+        return f"holds a MADDPG/MASAC team (its policies {team} in one RLModule, acting on the joint env's Dict observations); only single-agent policies export so far; evaluate it without --export"
 
     def check_env(self, env_name: str, env: gym.Env) -> None:
         if _spec(env) is None and isinstance(env, MultiAgentEnv):

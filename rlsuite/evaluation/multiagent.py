@@ -82,6 +82,9 @@ class MultiAgentPolicy(ConnectedPolicy):
     def policy_ids(self) -> list[str]:
         return sorted(self.module.keys())
 
+    def export_refusal(self) -> str:
+        return f"holds the multi-agent policies {', '.join(self.policy_ids)}; only single-agent policies export so far"
+
     def check_env(self, env_name: str, env: Any) -> None:
         """Refuse an env whose agents or spaces differ from those trained on."""
         trained = self.env_to_module.input_observation_space

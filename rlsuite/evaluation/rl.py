@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 import gymnasium as gym
 from ray.rllib.core import DEFAULT_MODULE_ID
@@ -152,16 +152,9 @@ def _check_outputs(options: EvaluateOptions) -> None:
 
 
 def _check_exportable(policy: ConnectedPolicy, checkpoint: Path) -> None:
-    if isinstance(policy, MultiAgentPolicy):
-        raise UsageError(
-            f"--export: {checkpoint} holds the multi-agent policies {', '.join(policy.policy_ids)}; only single-agent policies export so far"
-        )
-    if isinstance(policy, JointPolicy):
-        # One RLModule, but a team's: its actors act on the joint env's Dict observations.
-        team = ", ".join(cast(Any, policy.module).policy_ids)
-        raise UsageError(
-            f"--export: {checkpoint} holds a MADDPG/MASAC team (its policies {team} in one RLModule, acting on the joint env's Dict observations); only single-agent policies export so far; evaluate it without --export"
-        )
+    refusal = policy.export_refusal()
+    if refusal:
+        raise UsageError(f"--export: {checkpoint} {refusal}")
     export.check_exportable(policy.module)
 
 
