@@ -196,6 +196,15 @@ BY_NAME: dict[str, str] = {
 STOP_KEYS = frozenset(BY_NAME.values())
 
 
+def short_name(key: str) -> str:
+    """The command line's name for a full result key (what `resolve` maps back to it), so a
+    message names a stop as the user wrote it; a key with no short name comes back as is."""
+    for name, prefix in _PER_ID.items():
+        if key.startswith(f"{prefix}/"):
+            return f"{name}/{key.removeprefix(f'{prefix}/')}"
+    return next((name for name, full in BY_NAME.items() if full == key), key)
+
+
 def resolve(name: str) -> str | None:
     """Full result key for a short name or a full key; None when unknown. Per-agent and
     per-policy returns take an id: `agent_return_mean/agent_0`, `policy_return_mean/shared`."""

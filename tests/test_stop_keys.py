@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rlsuite import metrics
 from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.options import RunOptions
 from tests.helpers import ROOT, assert_rejected, run_main
@@ -39,7 +40,20 @@ def test_a_stop_the_run_never_reports_is_refused(
 ) -> None:
     storage = tmp_path / "results"
     code = run_main(EXPERIMENTS / f"{experiment}.py", "--smoke", "--stop", stop, storage=storage)
-    assert_rejected(capsys, code, storage, *needles)
+    # The stop is named as the user wrote it, not as the result key it resolves to.
+    named = f"stop {stop.partition('=')[0]}: "
+    assert_rejected(capsys, code, storage, named, *needles)
+
+
+def test_every_command_line_name_comes_back_from_its_key() -> None:
+    names = [*metrics.BY_NAME, "policy_return_mean/shared", "agent_return_mean/agent_0"]
+    for name in names:
+        key = metrics.resolve(name)
+        assert key is not None and metrics.resolve(metrics.short_name(key)) == key, name
+    assert metrics.short_name(metrics.policy_return_mean("a/b")) == "policy_return_mean/a/b"
+    assert (
+        metrics.short_name("learners/default_policy/vf_loss") == "learners/default_policy/vf_loss"
+    )
 
 
 @pytest.mark.parametrize(

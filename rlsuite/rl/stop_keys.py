@@ -37,7 +37,7 @@ def check_stop_keys(config: AlgorithmConfig, stop: Iterable[str]) -> None:
     for key in stop:
         if key in metrics.SUPERVISED_METRICS:
             raise UsageError(
-                f"stop {key}: a supervised result, which an RL run does not report; stop on "
+                f"stop {metrics.short_name(key)}: a supervised result, which an RL run does not report; stop on "
                 "episode_return_mean, env_steps, training_iteration or time_total_s"
             )
         if key in SELFPLAY_KEYS:
@@ -49,12 +49,12 @@ def _check_selfplay_key(config: AlgorithmConfig, key: str) -> None:
     settings = _selfplay_settings(config)
     if settings is None:
         raise UsageError(
-            f"stop {key}: a self-play result, and this config has no self-play callback "
+            f"stop {metrics.short_name(key)}: a self-play result, and this config has no self-play callback "
             "(rlsuite.multiagent.selfplay_callback); stop on episode_return_mean or env_steps"
         )
     if key in FIXED_OPPONENT_KEYS and settings.get("evaluation_interval", 5) == 0:
         raise UsageError(
-            f"stop {key}: the self-play callback's evaluation_interval is 0, so it never "
+            f"stop {metrics.short_name(key)}: the self-play callback's evaluation_interval is 0, so it never "
             "plays the fixed opponents; give it evaluation_interval=N or stop on win_rate"
         )
 
@@ -90,13 +90,13 @@ def _check_id(config: AlgorithmConfig, key: str) -> None:
         return
     if known is not None and not known:
         raise UsageError(
-            f"stop {key}: RLlib runs this config as one agent (a single-agent env, or a "
+            f"stop {metrics.short_name(key)}: RLlib runs this config as one agent (a single-agent env, or a "
             f"QMIX/VDN team), and reports no per-{kind} returns then; stop on "
             "episode_return_mean"
         )
     if known is not None and some_id not in known:
         raise UsageError(
-            f"stop {key}: this run has no {kind} '{some_id}', so it never reports that "
+            f"stop {metrics.short_name(key)}: this run has no {kind} '{some_id}', so it never reports that "
             f"return; its {kind} ids: {', '.join(sorted(known))} ({fix})"
         )
 

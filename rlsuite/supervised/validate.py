@@ -50,7 +50,7 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
         if key in experiment.stop:
             # Tune stops a trial once a result reaches the value from below (>=).
             raise UsageError(
-                f"stop {key}: Tune stops a trial once the result is at or above the value, so "
+                f"stop {metrics.short_name(key)}: Tune stops a trial once the result is at or above the value, so "
                 "a loss stop would end it when its loss rises to the value, not when it falls "
                 "to it; stop on validation_accuracy, epoch or time_total_s"
             )
