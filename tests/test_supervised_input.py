@@ -4,6 +4,7 @@ flags and `--set` reach the SupervisedConfig typed."""
 from __future__ import annotations
 
 import argparse
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from rlsuite.launcher.loader import load_experiment
 from rlsuite.launcher.prepare import apply_flags
 from rlsuite.launcher.smoke import smoke
 from rlsuite.run import build_parser
-from rlsuite.supervised import SupervisedConfig
+from rlsuite.supervised import SupervisedConfig, imagefolder
 from tests.helpers import ROOT, assert_rejected, run_main
 from tests.supervised_data import write_cifar, write_imagefolder
 
@@ -210,6 +211,42 @@ def test_imagefolder_class_count(tmp_path: Path, capsys: pytest.CaptureFixture[s
         "--set",
         "use_gpu=false",
         needles=("3 class folders but num_classes is 1000", "--set num_classes=3"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("misplaced", "needles"),
+    [
+        ("train/1.png", ("train/1.png is not in a class folder", "train/<class>/")),
+        ("val/class_1/more/1.png", ("class_1/more is a folder inside a class folder",)),
+    ],
+)
+def test_imagefolder_images_out_of_place(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], misplaced: str, needles: tuple[str, ...]
+) -> None:
+    """Ray's directory partitioning takes the class from one folder level: an image beside
+    the class folders, or in a folder inside one, would fail inside the trial."""
+    root = write_imagefolder(tmp_path / "images", classes=2, per_class=1)
+    (root / misplaced).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(root / "train" / "class_0" / "0.png", root / misplaced)
+    _reject(capsys, tmp_path, IMAGENET, *_imagefolder_sets(root, classes=2), needles=needles)
+
+
+def test_imagefolder_counts_suffixes_in_any_case_as_ray_data_reads_them(tmp_path: Path) -> None:
+    """`.JPG` and `.PNG` files are read by Ray Data; counted otherwise, the epoch's step
+    count (and so the learning-rate schedule) would be short."""
+    root = write_imagefolder(tmp_path / "images", classes=2, per_class=3)
+    for image in root.glob("*/*/*.png"):
+        image.rename(image.with_suffix(".PNG"))
+    config = SupervisedConfig(dataset="imagefolder", data_path=str(root), num_classes=2)
+    imagefolder.check_imagefolder(config)  # not "holds no images"
+    assert imagefolder._count_images(root / "train" / "class_0") == 3
+
+
+def _imagefolder_sets(root: Path, classes: int) -> tuple[str, ...]:
+    return (
+        *("--set", f"data_path={root}", "--set", f"num_classes={classes}"),
+        *("--set", "use_gpu=false"),
     )
 
 

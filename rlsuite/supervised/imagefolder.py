@@ -9,6 +9,7 @@ transforms there, and Ray Train hands every worker its shard (`get_dataset_shard
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ from rlsuite.supervised.registry import Splits, data_dir
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "JPEG", "bmp")
+IMAGE_EXTENSIONS = ("png", "jpg", "jpeg", "bmp")
+"""Image file suffixes, in any case (.JPEG, .JPG)."""
+READ_EXTENSIONS = frozenset(IMAGE_EXTENSIONS)
 SPLIT_DIRS = ("train", "val")
 RESIZE_RATIO = 256 / 224  # validation: resize the short side to 256, centre-crop 224
 LAYOUT = "a directory with train/<class>/*.jpg and val/<class>/*.jpg"
@@ -32,7 +35,8 @@ def check_imagefolder(config: SupervisedConfig) -> None:
     classes = {}
     for split in SPLIT_DIRS:
         classes[split] = class_names(root / split)
-        if not any(_images(root / split / name) for name in classes[split]):
+        _check_flat(root / split, classes[split])
+        if not any(_count_images(root / split / name) for name in classes[split]):
             raise UsageError(
                 f"imagefolder: {root / split} holds no images ({', '.join(IMAGE_EXTENSIONS)}); "
                 f"data_path must be {LAYOUT}"
@@ -75,6 +79,7 @@ def load_imagefolder(config: SupervisedConfig) -> Splits:
 
 def _read(directory: Path, classes: list[str], config: SupervisedConfig, *, train: bool) -> Any:
     import ray.data
+    from ray.data import FileShuffleConfig
     from ray.data.datasource.partitioning import Partitioning, PartitionStyle
 
     index = {name: i for i, name in enumerate(classes)}
@@ -90,7 +95,12 @@ def _read(directory: Path, classes: list[str], config: SupervisedConfig, *, trai
         partitioning=Partitioning(
             PartitionStyle.DIRECTORY, base_dir=str(directory), field_names=["class"]
         ),
-        file_extensions=[e.lower() for e in IMAGE_EXTENSIONS],
+        file_extensions=list(IMAGE_EXTENSIONS),
+        # Ray lists the files sorted, so without this every epoch would stream the classes
+        # one after another (ImageNet: ~1,300 images a class against a shuffle buffer of
+        # 4,096 rows). A new file order per epoch (each epoch executes the read again),
+        # seeded from the trial's seed.
+        shuffle=FileShuffleConfig(seed=config.seed, reseed_after_execution=True) if train else None,
     )
     return images.map(to_row)
 
@@ -113,9 +123,34 @@ def normalized_batch(batch: dict[str, np.ndarray]) -> tuple[torch.Tensor, torch.
     return (images - mean) / std, torch.from_numpy(batch["label"]).long()
 
 
-def _images(directory: Path) -> bool:
-    return any(p.suffix.lstrip(".") in IMAGE_EXTENSIONS for p in directory.iterdir())
+def _check_flat(split_dir: Path, classes: list[str]) -> None:
+    """Ray's directory partitioning takes a file's class from exactly one folder level:
+    an image beside the class folders has no class, and one in a subfolder of a class
+    folder fails the read, both inside the trial. Refused here instead."""
+    loose = next((p for p in _files(split_dir) if _is_image(p)), None)
+    if loose is not None:
+        raise UsageError(
+            f"imagefolder: {loose} is not in a class folder; move it into {split_dir}/<class>/"
+        )
+    for name in classes:
+        with os.scandir(split_dir / name) as entries:  # no stat per file: ImageNet has 1.3M
+            nested = next((e.path for e in entries if e.is_dir()), None)
+        if nested is not None:
+            raise UsageError(
+                f"imagefolder: {nested} is a folder inside a class folder; put the class's "
+                f"images directly in {split_dir / name}"
+            )
+
+
+def _files(directory: Path) -> list[Path]:
+    with os.scandir(directory) as entries:
+        return [Path(e.path) for e in entries if e.is_file()]
+
+
+def _is_image(path: Path) -> bool:
+    # Ray Data matches extensions regardless of case (.JPG, .Png): count as it reads.
+    return path.suffix.lstrip(".").lower() in READ_EXTENSIONS
 
 
 def _count_images(directory: Path) -> int:
-    return sum(1 for p in directory.iterdir() if p.suffix.lstrip(".") in IMAGE_EXTENSIONS)
+    return sum(1 for p in _files(directory) if _is_image(p))
