@@ -19,10 +19,10 @@ from tests.helpers import ROOT, run_cli
 STEPS_PER_EPOCH = 10
 
 
-def _trained(config: SupervisedConfig, steps: int = 3):
+def _trained(config: SupervisedConfig, steps: int = 3, steps_per_epoch: int = STEPS_PER_EPOCH):
     model = torch.nn.Linear(4, 2)
     optimizer = optim.build_optimizer(config, model.parameters())
-    scheduler = optim.build_scheduler(config, optimizer, STEPS_PER_EPOCH)
+    scheduler = optim.build_scheduler(config, optimizer, steps_per_epoch)
     for _ in range(steps):
         model(torch.randn(8, 4)).sum().backward()
         optimizer.step()
@@ -99,3 +99,29 @@ def test_pbt_exploit_trains_with_the_perturbed_values(storage: Path) -> None:
                 assert after[metrics.EPOCH] <= before[metrics.EPOCH] + 1
         assert rows[-1][metrics.TRAINING_ITERATION] == 3
     assert exploits >= 1, "no PBT exploit happened"
+
+
+def test_a_restore_resumes_the_schedule_at_the_checkpoints_epoch(tmp_path: Path) -> None:
+    """A trial whose epochs take other steps than the checkpoint's (a PBT exploit from a
+    trial of another batch size, an elastic restart on fewer workers) goes on at the
+    checkpoint's epoch of its schedule, not at the checkpoint's step count."""
+    import ray.train
+
+    from rlsuite.supervised import checkpoint, registry
+    from rlsuite.supervised.training_state import Run
+
+    config = SupervisedConfig(lr=0.1, epochs=10, warmup_epochs=0.0, lr_schedule="cosine")
+
+    def run(steps_per_epoch: int, steps: int) -> Run:
+        model, optimizer, scheduler = _trained(config, steps, steps_per_epoch)
+        splits = registry.Splits(train=None, validation=None)
+        cpu = torch.device("cpu")
+        return Run(config, model, optimizer, scheduler, splits, None, None, steps_per_epoch, cpu)  # type: ignore[arg-type]
+
+    donor = run(steps_per_epoch=4, steps=8)  # 2 epochs of 4 steps
+    checkpoint.save(tmp_path, donor, epoch=2)
+    halved = run(steps_per_epoch=2, steps=0)  # twice the batch: 2 steps an epoch
+    assert checkpoint.restore(ray.train.Checkpoint.from_directory(tmp_path), halved) == 2
+    assert halved.scheduler.last_epoch == 4
+    expected = 0.1 * optim.lr_factor(config, 2, steps_per_epoch=1)  # epoch 2 of 10
+    assert halved.optimizer.param_groups[0]["lr"] == pytest.approx(expected)

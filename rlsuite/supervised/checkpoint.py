@@ -63,6 +63,10 @@ def restore(checkpoint: ray.train.Checkpoint, run: Run) -> int:
         )
         run.scheduler.load_state_dict(torch.load(directory / SCHEDULER_FILE))
         epoch = int(read_state(directory)["epoch"])
+    # The schedule goes by epochs: the checkpoint's step count would place a trial whose
+    # epochs take another number of steps (a PBT exploit across batch sizes, an elastic
+    # restart on fewer workers) at another epoch of its schedule.
+    run.scheduler.last_epoch = epoch * run.steps_per_epoch
     optim.apply_config(run.config, run.optimizer, run.scheduler)
     return epoch
 
