@@ -54,6 +54,20 @@ def test_bad_label(sst2_dir, storage, capsys) -> None:
     assert_rejected(capsys, code, storage, "dev.tsv line 3", "label '7'")
 
 
+@pytest.mark.parametrize(
+    ("content", "needles"),
+    [
+        ("sentence\tlabel\ncaf\xe9 film\t1\n".encode("latin-1"), ("not UTF-8 text", "0xe9")),
+        (b"sentence\tlabel\n" + b"a" * 200_000 + b"\t1\n", ("cannot be read as a TSV",)),
+    ],
+)
+@pytest.mark.timeout(300)  # unrefused, the run would train
+def test_a_file_that_is_not_utf8_tsv(sst2_dir, storage, capsys, content, needles) -> None:
+    (sst2_dir / "train.tsv").write_bytes(content)
+    code = run_main(*_sst2_args(sst2_dir), storage=storage)
+    assert_rejected(capsys, code, storage, "train.tsv", *needles)
+
+
 def test_num_classes_must_match_the_task(sst2_dir, storage, capsys) -> None:
     code = run_main(*_sst2_args(sst2_dir, "--set", "num_classes=3"), storage=storage)
     assert_rejected(capsys, code, storage, "num_classes=2")

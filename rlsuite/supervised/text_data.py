@@ -87,6 +87,18 @@ def read_glue_tsv(task: GlueTask, path: Path, limit: int | None = None) -> TextE
     labels) are fine."""
     if not path.is_file():
         raise UsageError(f"{task.name}: {path} is missing; GLUE's {task.name} folder holds it")
+    try:
+        return _read_glue_tsv(task, path, limit)
+    except UnicodeDecodeError as error:
+        raise UsageError(
+            f"{task.name}: {path} is not UTF-8 text (byte 0x{error.object[error.start]:02x}: "
+            f"{error.reason}); GLUE's files are UTF-8: convert it, e.g. iconv -f latin1 -t utf-8"
+        ) from None
+    except csv.Error as error:  # a field over csv's size limit, a NUL byte
+        raise UsageError(f"{task.name}: {path} cannot be read as a TSV: {error}") from None
+
+
+def _read_glue_tsv(task: GlueTask, path: Path, limit: int | None) -> TextExamples:
     # GLUE's TSVs are not CSV-quoted: a sentence may start with a quote character.
     with path.open(encoding="utf-8", newline="") as file:
         rows = csv.reader(file, delimiter="\t", quoting=csv.QUOTE_NONE)
