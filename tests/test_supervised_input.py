@@ -67,21 +67,36 @@ def test_cifar_wrong_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         CIFAR,
         "--set",
         f"data_path={directory}",
-        needles=("no data_batch_N and test_batch",),
+        needles=("lacks data_batch_1, data_batch_2", "test_batch (CIFAR-10 has"),
     )
 
 
-def test_cifar_wrong_format(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cifar_with_a_training_batch_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Part of the training set would train on part of the data without a word."""
     directory = write_cifar(tmp_path / "cifar")
-    (directory / "test_batch").write_text("not a pickle\n")
-    _reject(
-        capsys,
-        tmp_path,
-        CIFAR,
-        "--set",
-        f"data_path={directory}",
-        needles=("test_batch is not a CIFAR-10 python batch",),
-    )
+    (directory / "data_batch_3").unlink()
+    sets = ("--set", f"data_path={directory}")
+    _reject(capsys, tmp_path, CIFAR, *sets, needles=("lacks data_batch_3 (CIFAR-10 has",))
+
+
+@pytest.mark.parametrize("damaged", ["test_batch", "data_batch_4"])
+def test_cifar_wrong_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damaged: str
+) -> None:
+    directory = write_cifar(tmp_path / "cifar")
+    (directory / damaged).write_text("not a pickle\n")
+    sets = ("--set", f"data_path={directory}")
+    needles = (f"{damaged} is not a CIFAR-10 python batch",)
+    _reject(capsys, tmp_path, CIFAR, *sets, needles=needles)
+
+
+def test_cifar_with_another_class_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    directory = write_cifar(tmp_path / "cifar")
+    sets = ("--set", f"data_path={directory}", "--set", "num_classes=5")
+    needles = ("cifar10 has 10 classes but num_classes is 5", "--set num_classes=10")
+    _reject(capsys, tmp_path, CIFAR, *sets, needles=needles)
 
 
 def test_unknown_model_is_suggested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -23,6 +23,8 @@ CIFAR_MEAN = (0.4914, 0.4822, 0.4465)
 CIFAR_STD = (0.2470, 0.2435, 0.2616)
 CIFAR_SIDE = 32
 CIFAR_TEST = "test_batch"
+CIFAR_TRAIN = tuple(f"data_batch_{i}" for i in range(1, 6))
+CIFAR_CLASSES = 10
 CIFAR_URL = "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz"
 
 __all__ = [
@@ -88,12 +90,21 @@ def cifar_transforms(config: SupervisedConfig, *, train: bool) -> v2.Transform:
 
 def check_cifar10(config: SupervisedConfig) -> None:
     directory = data_dir(config, "the extracted cifar-10-batches-py directory")
-    if not _train_files(directory) or not (directory / CIFAR_TEST).is_file():
+    missing = [name for name in (*CIFAR_TRAIN, CIFAR_TEST) if not (directory / name).is_file()]
+    if missing:
+        # A partial set would train on part of the data without a word.
         raise UsageError(
-            f"cifar10: {directory} has no data_batch_N and {CIFAR_TEST} files; set data_path "
-            f"to the cifar-10-batches-py directory extracted from {CIFAR_URL}"
+            f"cifar10: {directory} lacks {', '.join(missing)} (CIFAR-10 has data_batch_1 to "
+            f"data_batch_5 and {CIFAR_TEST}); set data_path to the cifar-10-batches-py "
+            f"directory extracted from {CIFAR_URL}"
         )
-    _read_batch(directory / CIFAR_TEST)  # the format check: a CIFAR pickle with data, labels
+    if config.num_classes != CIFAR_CLASSES:  # else a label out of range in the first batch
+        raise UsageError(
+            f"cifar10 has {CIFAR_CLASSES} classes but num_classes is {config.num_classes}; "
+            f"--set num_classes={CIFAR_CLASSES}"
+        )
+    for name in (*CIFAR_TRAIN, CIFAR_TEST):  # the format check, here rather than in the trial
+        _read_batch(directory / name)
 
 
 def load_cifar10(config: SupervisedConfig) -> Splits:
@@ -111,7 +122,7 @@ def load_cifar10(config: SupervisedConfig) -> Splits:
 
 
 def _train_files(directory: Path) -> list[Path]:
-    return sorted(directory.glob("data_batch_*"))
+    return [directory / name for name in CIFAR_TRAIN]
 
 
 def _read_batch(path: Path) -> tuple[torch.Tensor, torch.Tensor]:
