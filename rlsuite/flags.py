@@ -117,7 +117,8 @@ def parse_literal(raw: Any) -> Any:
         return None
     try:
         return ast.literal_eval(raw)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        # TypeError: a literal that cannot be built (`{[]: 1}`, an unhashable key)
         return raw
 
 

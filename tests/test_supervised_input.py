@@ -144,6 +144,11 @@ def test_model_must_fit_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ("optimizer=adam", ("optimizer must be one of sgd, adamw",)),
         ("lr=0", ("lr must be more than 0",)),
         ("batch_size=0", ("batch_size must be at least 1",)),
+        # Found by torch only inside the trial, or not at all (inf trains to NaN):
+        ("weight_decay=1e999", ("weight_decay must be a finite number, got inf",)),
+        ("momentum=1.0", ("momentum must be below 1",)),
+        ("label_smoothing=1.5", ("label_smoothing must be 1 or less",)),
+        ("lr={[]: 1}", ("lr must be a number", "'{[]: 1}'")),  # not a literal: a string
     ],
 )
 def test_bad_set(

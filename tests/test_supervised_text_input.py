@@ -73,6 +73,18 @@ def test_num_classes_must_match_the_task(sst2_dir, storage, capsys) -> None:
     assert_rejected(capsys, code, storage, "num_classes=2")
 
 
+def test_longer_inputs_than_the_pretrained_model_embeds(
+    sst2_dir, tmp_path, storage, capsys
+) -> None:
+    bert = tmp_path / "bert"
+    BertConfig(max_position_embeddings=512).save_pretrained(bert)
+    (bert / "model.safetensors").write_bytes(b"")  # only the names are checked before Ray
+    (bert / "vocab.txt").write_text("[PAD]\n")
+    args = [str(SST2_FILE), "--set", f"data_path={sst2_dir}", "--set", f"model_path={bert}"]
+    code = run_main(*args, "--set", "max_seq_length=1024", storage=storage)
+    assert_rejected(capsys, code, storage, "more than the 512 positions", "max_seq_length=512")
+
+
 def test_missing_pretrained_directory(sst2_dir, tmp_path, storage, capsys) -> None:
     args = [str(SST2_FILE), "--set", f"data_path={sst2_dir}"]
     code = run_main(*args, "--set", f"model_path={tmp_path / 'bert'}", storage=storage)

@@ -44,6 +44,7 @@ from rlsuite.supervised.text_model import (
     bert_config,
     bert_from_config,
     bert_tokenizer,
+    check_positions,
     check_pretrained,
     collate_text,
     load_pretrained,
@@ -119,7 +120,7 @@ def _check_glue(task: GlueTask, config: SupervisedConfig) -> None:
 
 def _check_model_path(config: SupervisedConfig) -> None:
     if config.model_path is not None:
-        check_pretrained(config.model_path)
+        check_positions(check_pretrained(config.model_path), config.max_seq_length)
 
 
 def _splits(

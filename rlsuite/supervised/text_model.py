@@ -5,6 +5,7 @@ from scratch: a `BertConfig` of a named size and a WordPiece vocabulary trained 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -111,6 +112,23 @@ def check_pretrained(model_path: str | Path) -> Path:
                 "with save_pretrained"
             )
     return path
+
+
+def check_positions(path: Path, max_seq_length: int) -> None:
+    """A pretrained BERT embeds at most `max_position_embeddings` positions (512 for
+    bert-base): longer inputs would fail with an index error inside the trial."""
+    try:
+        positions = json.loads((path / _CONFIG_FILE).read_text()).get("max_position_embeddings")
+    except (OSError, ValueError, AttributeError):
+        raise UsageError(
+            f"model_path {path}: {_CONFIG_FILE} is not a model config (JSON written by "
+            "save_pretrained)"
+        ) from None
+    if isinstance(positions, int) and max_seq_length > positions:
+        raise UsageError(
+            f"max_seq_length {max_seq_length} is more than the {positions} positions the "
+            f"pretrained model at {path} embeds; --set max_seq_length={positions} or less"
+        )
 
 
 def load_pretrained(model_path: str | Path, num_labels: int) -> BertForSequenceClassification:

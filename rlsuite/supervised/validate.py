@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import typing
 from collections.abc import Iterable
 from typing import Any, Literal
@@ -61,7 +62,10 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
 def check_config(config: SupervisedConfig) -> None:
     hints = typing.get_type_hints(SupervisedConfig)
     for field in dataclasses.fields(config):
-        _check_type(field.name, getattr(config, field.name), hints[field.name])
+        value = getattr(config, field.name)
+        _check_type(field.name, value, hints[field.name])
+        if isinstance(value, float) and not math.isfinite(value):  # 1e999 parses as inf
+            raise UsageError(f"{field.name} must be a finite number, got {value}")
     for name in AT_LEAST_ONE:
         if getattr(config, name) < 1:
             raise UsageError(f"{name} must be at least 1, got {getattr(config, name)}")
@@ -71,6 +75,12 @@ def check_config(config: SupervisedConfig) -> None:
     for name in NOT_NEGATIVE:
         if getattr(config, name) < 0:
             raise UsageError(f"{name} must be 0 or more, got {getattr(config, name)}")
+    # torch refuses these inside the trial: AdamW's beta1 (momentum here) below 1, label
+    # smoothing up to 1. SGD takes momentum 1 or more, whose steps never decay.
+    if config.momentum >= 1:
+        raise UsageError(f"momentum must be below 1, got {config.momentum}")
+    if config.label_smoothing > 1:
+        raise UsageError(f"label_smoothing must be 1 or less, got {config.label_smoothing}")
     if config.num_classes < 2:
         raise UsageError(f"num_classes must be at least 2, got {config.num_classes}")
     if config.max_workers is not None and config.max_workers < config.num_workers:
