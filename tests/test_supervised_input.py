@@ -13,7 +13,7 @@ from rlsuite.launcher.loader import load_experiment
 from rlsuite.launcher.prepare import apply_flags
 from rlsuite.launcher.smoke import smoke
 from rlsuite.run import build_parser
-from rlsuite.supervised import SupervisedConfig, imagefolder
+from rlsuite.supervised import SupervisedConfig, batches, imagefolder
 from tests.helpers import ROOT, assert_rejected, run_main
 from tests.supervised_data import write_cifar, write_imagefolder
 
@@ -149,6 +149,8 @@ def test_model_must_fit_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ("momentum=1.0", ("momentum must be below 1",)),
         ("label_smoothing=1.5", ("label_smoothing must be 1 or less",)),
         ("lr={[]: 1}", ("lr must be a number", "'{[]: 1}'")),  # not a literal: a string
+        # The smoke's 64 examples are 4 batches of 16: 8 to accumulate would never step.
+        ("grad_accum_steps=8", ("grad_accum_steps 8 is more than", "never step")),
     ],
 )
 def test_bad_set(
@@ -312,3 +314,12 @@ def test_smoke_switches_to_synthetic_data_and_later_sets_still_apply() -> None:
     real = apply_flags(small, _flags("--set", "dataset=cifar10", "--set", "data_path=/d")).config
     assert isinstance(real, SupervisedConfig)
     assert (real.dataset, real.data_path, real.epochs) == ("cifar10", "/d", 2)
+
+
+def test_optimizer_steps_count_each_workers_share() -> None:
+    """A worker's DataLoader keeps a last short batch when its share is under one batch:
+    64 examples over 2 workers in global batches of 128 are one batch of 32 each."""
+    config = SupervisedConfig(batch_size=128)
+    assert batches.optimizer_steps(64, config, workers=2) == 1
+    assert batches.optimizer_steps(64, config.replace(grad_accum_steps=2), workers=2) == 0
+    assert batches.optimizer_steps(1000, config, workers=2) == 1000 // 2 // 64  # drops the rest

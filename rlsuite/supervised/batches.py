@@ -3,6 +3,7 @@ DistributedSampler) or a Ray Data shard's `iter_torch_batches`, both as (inputs,
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sized
 from typing import Any, cast
 
@@ -10,6 +11,7 @@ import ray.train.torch
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
+from rlsuite.errors import UsageError
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.registry import Splits
 
@@ -32,6 +34,9 @@ def _loader_batches(
     data: Dataset, splits: Splits, config: SupervisedConfig, train: bool
 ) -> EpochBatches:
     cuda = torch.cuda.is_available() and config.use_gpu
+    # Each worker's share, as its DistributedSampler hands it out: the whole split's size
+    # would keep a last short batch of a rank that holds less than one batch.
+    rows = math.ceil(len(cast(Sized, data)) / ray.train.get_context().get_world_size())
     loader = DataLoader(
         data,
         batch_size=config.per_worker_batch_size,
@@ -39,7 +44,7 @@ def _loader_batches(
         num_workers=config.loader_workers,
         collate_fn=splits.collate_fn,
         pin_memory=cuda,
-        drop_last=drops_last(len(cast(Sized, data)), config, train=train),
+        drop_last=drops_last(rows, config, train=train),
         persistent_workers=config.loader_workers > 0,
     )
     # Adds a DistributedSampler when there are several workers; moving to the device
@@ -75,6 +80,26 @@ def drops_last(rows: int, config: SupervisedConfig, *, train: bool) -> bool:
     """Training drops a last short batch (a batch of one breaks BatchNorm on 1x1 maps)
     unless the split is smaller than one batch; validation sees every example."""
     return train and rows >= config.per_worker_batch_size
+
+
+def optimizer_steps(train_rows: int, config: SupervisedConfig, workers: int) -> int:
+    """Optimizer steps an epoch makes on each of `workers` workers (0: none at all)."""
+    config = config.replace(num_workers=workers)
+    rows, size = math.ceil(train_rows / workers), config.per_worker_batch_size
+    batches = rows // size if drops_last(rows, config, train=True) else math.ceil(rows / size)
+    return batches // config.grad_accum_steps
+
+
+def check_steps(train_rows: int, config: SupervisedConfig, workers: int) -> None:
+    """An epoch without an optimizer step would train nothing, without an error."""
+    if optimizer_steps(train_rows, config, workers) == 0:
+        raise UsageError(
+            f"grad_accum_steps {config.grad_accum_steps} is more than the batches an epoch "
+            f"has on each worker ({train_rows} training examples over {workers} worker(s) "
+            f"in batches of {config.replace(num_workers=workers).per_worker_batch_size}), so "
+            "the optimizer would "
+            "never step; lower grad_accum_steps or batch_size"
+        )
 
 
 def to_device(inputs: Any, device: torch.device, config: SupervisedConfig) -> Any:

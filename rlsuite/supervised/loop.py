@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import tempfile
 import time
 from collections.abc import Iterable
@@ -28,7 +27,7 @@ from torch.nn.parallel import DistributedDataParallel
 from rlsuite import metrics
 from rlsuite.supervised import checkpoint as checkpoint_files
 from rlsuite.supervised import optim, registry
-from rlsuite.supervised.batches import drops_last, epoch_batches, to_device
+from rlsuite.supervised.batches import check_steps, epoch_batches, optimizer_steps, to_device
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.training_state import Run
 
@@ -83,12 +82,8 @@ def _build(
         model = torch.compile(model)
     optimizer = optim.build_optimizer(config, model.parameters())
     world = ray.train.get_context().get_world_size()
-    rows = math.ceil(train_size / world)
-    if drops_last(rows, config, train=True):
-        batches_per_epoch = rows // config.per_worker_batch_size
-    else:
-        batches_per_epoch = math.ceil(rows / config.per_worker_batch_size)
-    steps_per_epoch = max(1, batches_per_epoch // config.grad_accum_steps)
+    check_steps(train_size, config, world)  # a real data set's size is known only here
+    steps_per_epoch = optimizer_steps(train_size, config, world)
     scheduler = optim.build_scheduler(config, optimizer, steps_per_epoch)
     return Run(
         config=config,

@@ -26,6 +26,7 @@ from transformers import (
 )
 
 from rlsuite.errors import UsageError
+from rlsuite.supervised.batches import check_steps
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.registry import Splits, data_dir
 from rlsuite.supervised.text_data import (
@@ -92,6 +93,7 @@ def check_synthetic(config: SupervisedConfig) -> None:
             f"synthetic_text has 2 to {len(CUES)} classes, not num_classes={config.num_classes}; "
             f"--set num_classes=2"
         )
+    check_steps(config.synthetic_train_size, config, config.max_workers or config.num_workers)
     _check_model_path(config)
 
 

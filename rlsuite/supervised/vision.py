@@ -16,6 +16,7 @@ from torch.utils.data import Dataset
 from torchvision.transforms import v2
 
 from rlsuite.errors import UsageError
+from rlsuite.supervised.batches import check_steps
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.registry import Splits, data_dir
 
@@ -103,8 +104,10 @@ def check_cifar10(config: SupervisedConfig) -> None:
             f"cifar10 has {CIFAR_CLASSES} classes but num_classes is {config.num_classes}; "
             f"--set num_classes={CIFAR_CLASSES}"
         )
-    for name in (*CIFAR_TRAIN, CIFAR_TEST):  # the format check, here rather than in the trial
-        _read_batch(directory / name)
+    # The format check, here rather than in the trial.
+    rows = sum(len(_read_batch(directory / name)[1]) for name in CIFAR_TRAIN)
+    _read_batch(directory / CIFAR_TEST)
+    check_steps(rows, config, config.max_workers or config.num_workers)
 
 
 def load_cifar10(config: SupervisedConfig) -> Splits:
@@ -174,6 +177,7 @@ def check_synthetic(config: SupervisedConfig) -> None:
         raise UsageError(
             "synthetic data: synthetic_train_size and synthetic_val_size must be at least 1"
         )
+    check_steps(config.synthetic_train_size, config, config.max_workers or config.num_workers)
 
 
 def load_synthetic(config: SupervisedConfig) -> Splits:
