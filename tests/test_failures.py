@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from ray.tune.error import TuneError
 
+from rlsuite.launcher import failures, tuner
 from rlsuite.launcher.failures import explain
+from rlsuite.launcher.progress import error_line
+from rlsuite.launcher.shutdown import SHUTDOWN
 from rlsuite.tracebacks import first_raised
 from tests.helpers import CliRun, run_cli
+from tests.progress_feed import StagedTrial
 
 CRASHING_EXPERIMENT = '''"""PPO on an env that raises in step()."""
 from ray.rllib.algorithms.ppo import PPOConfig
@@ -127,3 +134,104 @@ def test_explain_names_the_users_own_error_and_where(text: str, expected: str) -
 def test_explain_leaves_out_a_place_inside_the_libraries() -> None:
     text = f'  File "{SITE}/numpy/core.py", line 3, in f\nValueError: Output array is the wrong shape\n'
     assert explain(text) == "ValueError: Output array is the wrong shape"
+
+
+def test_explain_gives_the_last_failure_of_an_error_txt() -> None:
+    """Tune appends a block per failure (restarts, --resume): the line after a restart or
+    at the end describes the failure that just happened, not the first one."""
+    assert explain(ENV_STEP + MODULE_SETUP.replace("Failure # 1", "Failure # 2")) == (
+        "AttributeError: my module setup broke (at /home/me/my_module.py:8)"
+    )
+
+
+def test_a_failure_line_describes_the_trials_latest_failure(tmp_path: Path) -> None:
+    trial = StagedTrial(tmp_path, 0, max_failures=2)
+    trial.handle_error(TuneError("KeyError: 'obs'"))  # Tune's own error.txt blocks
+    trial.handle_error(TuneError("ValueError: bad lr"))
+    assert error_line(trial) == "ValueError: bad lr"
+
+
+# A trial whose env runner died (Ray 2.60's ActorDiedError, trimmed): its env's own
+# exception is in the runner's log, which `explain` reads through Ray's state API.
+RUNNER_DIED = """Failure # 1 (occurred at 2026-11-28_05-41-12)
+ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.
+\tclass_name: SingleAgentEnvRunner
+\tactor_id: 5d4a1f2e3b
+\tpid: 4242
+\tnamespace: 7c1e-4a2b
+\tip: 192.0.2.2
+The actor is dead because its worker process has died.
+"""
+RUNNER_LOG = [
+    "Traceback (most recent call last):",
+    '  File "/home/me/my_env.py", line 17, in step',
+    "ray.rllib.utils.error.EnvError: Simulated env crash",
+]
+
+
+@pytest.fixture
+def runner_log(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, str]]:
+    """The lookups of a dead runner's log `explain` makes (pid, node), each answered by
+    the log service only after a minute (a dashboard too busy to answer)."""
+    asked: list[tuple[int, str]] = []
+
+    def read_log(pid: int, node_ip: str, address: str | None, timeout_s: float) -> list[str]:
+        asked.append((pid, node_ip))
+        time.sleep(60)
+        return RUNNER_LOG
+
+    monkeypatch.setattr(failures, "_read_log", read_log)
+    monkeypatch.setattr(failures, "_stop_asked", tuner.stop_asked)  # as tuner.run wires it
+    return asked
+
+
+def test_a_dead_runners_line_waits_for_its_log_a_few_seconds_at_most(
+    runner_log: list[tuple[int, str]],
+) -> None:
+    """In Tune's loop, where a SIGTERM has 20 s to end the run: up to 8 lookups of 30 s
+    each and the sleeps between them held the loop 36 s and more."""
+    started = time.monotonic()
+    assert explain(RUNNER_DIED).startswith("ray.exceptions.ActorDiedError: The actor died")
+    assert time.monotonic() - started < failures.LOOKUP_S + 1.0
+    assert runner_log == [(4242, "192.0.2.2")]
+
+
+@pytest.mark.parametrize("stop", ["requested", "terminated"])
+def test_no_runner_log_lookup_once_a_stop_was_asked(
+    runner_log: list[tuple[int, str]], monkeypatch: pytest.MonkeyPatch, stop: str
+) -> None:
+    """`requested`: Ctrl-C or SIGTERM while trials run; `terminated`: the summary after a
+    SIGTERM, when the sender's kill is seconds away."""
+    monkeypatch.setattr(SHUTDOWN, stop, True)
+    started = time.monotonic()
+    assert explain(RUNNER_DIED).startswith("ray.exceptions.ActorDiedError: The actor died")
+    assert time.monotonic() - started < 1.0
+    assert runner_log == []
+
+
+def test_a_stop_asked_during_the_lookup_ends_its_wait(
+    runner_log: list[tuple[int, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(failures, "LOOKUP_S", 30.0)
+    signal_at = threading.Timer(0.3, setattr, (SHUTDOWN, "requested", True))
+    signal_at.start()
+    started = time.monotonic()
+    try:
+        explain(RUNNER_DIED)
+        assert time.monotonic() - started < 2.0
+    finally:
+        signal_at.join()
+        SHUTDOWN.requested = False
+
+
+def test_a_dead_runners_line_names_the_exception_in_its_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The log reaches the log service a moment after the runner died: asked again."""
+    answers = [[], RUNNER_LOG]
+    monkeypatch.setattr(failures, "_read_log", lambda *_: answers.pop(0))
+    monkeypatch.setattr(failures, "_stop_asked", tuner.stop_asked)
+    assert explain(RUNNER_DIED) == (
+        "SingleAgentEnvRunner (pid 4242) failed: ray.rllib.utils.error.EnvError: "
+        "Simulated env crash (at /home/me/my_env.py:17)"
+    )

@@ -9,10 +9,16 @@ from types import SimpleNamespace
 from typing import Any
 
 import pandas as pd
+from ray.train._internal.storage import StorageContext
+from ray.tune import ResultGrid
+from ray.tune.analysis import ExperimentAnalysis
+from ray.tune.error import TuneError
+from ray.tune.experiment import Trial
 
 from rlsuite import metrics
-from rlsuite.launcher.summary import TrialSummary, summarize, write_summary
+from rlsuite.launcher.summary import TrialSummary, summarize, was_interrupted, write_summary
 from tests.helpers import nested
+from tests.progress_feed import StagedTrial, rl_result
 
 NAN = float("nan")
 
@@ -73,3 +79,52 @@ def test_a_run_in_which_no_episode_ended_still_reads_n_a() -> None:
     (summary,) = summarize([result], metrics.EPISODE_RETURN_MEAN)  # type: ignore[arg-type]
     assert summary.return_iteration is None
     assert "OK: return n/a (best n/a)" in summary.line()
+
+
+def _grid(tmp_path: Path, status: str, *failures: str, done: bool = False) -> ResultGrid:
+    """Tune's ResultGrid of one trial that failed with `failures` (Tune's own error.txt,
+    a block per failure) and stands at `status`, as `Tuner.fit` builds it from its trials.
+    The trial's folder is its storage folder too (a run's, on a local disk)."""
+    trial = StagedTrial(
+        tmp_path,
+        0,
+        max_failures=len(failures),
+        # Ray's private StorageContext: how Tune tells a trial where its files are.
+        storage=StorageContext(
+            storage_path=str(tmp_path.parent),
+            experiment_dir_name=tmp_path.name,
+            trial_dir_name="abcde_00000",
+        ),
+    )
+    for failure in failures:
+        trial.handle_error(TuneError(failure))
+    last = {**rl_result(3, 6.0, 384, 20.0), "done": done}
+    trial.update_last_result(last)
+    (Path(trial.path) / "result.json").write_text(json.dumps(last) + "\n")
+    trial.set_status(status)
+    # Given the trials, the analysis reads no experiment state file.
+    return ResultGrid(ExperimentAnalysis(str(tmp_path / "state.json"), trials=[trial]))
+
+
+def test_a_trial_restarted_after_a_failure_then_paused_is_interrupted(tmp_path: Path) -> None:
+    """Tune's Result keeps the error of a failure the trial was restarted from, and gives
+    one to every trial that is not TERMINATED: it read ERROR, and the run exited 1 without
+    its --resume line where Ctrl-C or SIGTERM had paused it."""
+    results = _grid(tmp_path, Trial.PAUSED, "KeyError: 'obs' (restarted from)")
+    assert results[0].error is not None  # what the summary used to go by
+    (summary,) = summarize(results, metrics.EPISODE_RETURN_MEAN)
+    assert (summary.status, summary.error) == ("INTERRUPTED", None)
+    assert was_interrupted(results)
+
+
+def test_a_trial_that_ended_failed_is_an_error_named_by_its_last_failure(tmp_path: Path) -> None:
+    results = _grid(tmp_path, Trial.ERROR, "KeyError: 'obs'", "ValueError: bad lr")
+    (summary,) = summarize(results, metrics.EPISODE_RETURN_MEAN)
+    assert (summary.status, summary.error) == ("ERROR", "ValueError: bad lr")
+    assert not was_interrupted(results)
+
+
+def test_a_trial_that_reached_its_stop_after_a_restart_is_ok(tmp_path: Path) -> None:
+    results = _grid(tmp_path, Trial.TERMINATED, "KeyError: 'obs'", done=True)
+    (summary,) = summarize(results, metrics.EPISODE_RETURN_MEAN)
+    assert (summary.status, summary.error) == ("OK", None)

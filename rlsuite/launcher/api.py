@@ -11,17 +11,18 @@ For notebooks and scripts: the same checks as the command line, raising
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import ray
 from ray.tune import ResultGrid
 
+from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
-from rlsuite.launcher import console, run_dirs, tuner
+from rlsuite.launcher import console, ray_session, run_dirs, tuner
 from rlsuite.launcher.prepare import Prepared, load_and_prepare
 from rlsuite.launcher.shutdown import SHUTDOWN
 from rlsuite.launcher.summary import (
@@ -69,14 +70,39 @@ def launch(
     `num_env_runners`, `resume`, `as_test`, ...
     """
     run_options = RunOptions.from_launch(overrides, name, options)
-    return run_prepared(load_and_prepare(experiment, run_options))
+    with _one_run_at_a_time():  # loading diverts fd 1 and 2 too (console.held_output)
+        return run_prepared(load_and_prepare(experiment, run_options))
+
+
+# Held by the thread whose run is going (re-entered by launch's own run_prepared). A run
+# owns process-wide state: fd 1 and 2 (console), the signal handlers and SHUTDOWN, and the
+# Ray it starts, which a run from another thread would shut down under it at its end.
+_RUN_GOING = threading.RLock()
+
+
+@contextlib.contextmanager
+def _one_run_at_a_time() -> Iterator[None]:
+    if not _RUN_GOING.acquire(blocking=False):
+        raise UsageError(
+            "another rlsuite.launch is still running in this process (from another thread); "
+            "wait for it to return, or start this run in a process of its own "
+            "(python -m rlsuite.run, or a multiprocessing.Process)"
+        )
+    try:
+        yield
+    finally:
+        _RUN_GOING.release()
 
 
 def run_prepared(prepared: Prepared, on_start: Callable[[], object] = lambda: None) -> RunResult:
     """Run a prepared experiment and write its `summary.json`; `on_start()` once its
     results folder is claimed, before Ray starts."""
+    with _one_run_at_a_time():
+        return _run(prepared, on_start)
+
+
+def _run(prepared: Prepared, on_start: Callable[[], object]) -> RunResult:
     experiment, launch_, threshold = prepared
-    starts_ray = not ray.is_initialized()
     with run_dirs.claimed(launch_.experiment_dir, launch_.overwrite):
         on_start()
         if launch_.verbose:
@@ -96,11 +122,11 @@ def run_prepared(prepared: Prepared, on_start: Callable[[], object] = lambda: No
             mode=experiment.mode,
             experiment_file=str(launch_.experiment_file) if launch_.experiment_file else None,
         )
-        if starts_ray and threading.current_thread() is not threading.main_thread():
+        if threading.current_thread() is not threading.main_thread():
             # Ray 2.60 started from another thread left its GCS client spinning for 60 s at
             # the process's exit ("Failed to connect to GCS"), with plain Tune too: the Ray
             # this run started ends with it. (From the main thread it stays up, as before.)
-            ray.shutdown()
+            ray_session.shutdown_if_started_in_this_thread()
     passed, line = (None, None) if threshold is None else _as_test(results, *threshold)
     return RunResult(
         results=results,
@@ -108,7 +134,7 @@ def run_prepared(prepared: Prepared, on_start: Callable[[], object] = lambda: No
         experiment_dir=launch_.experiment_dir,
         interrupted=was_interrupted(results),
         terminated=SHUTDOWN.terminated,
-        failed=any(s.error for s in summaries),
+        failed=any(s.status == "ERROR" for s in summaries),
         passed=passed,
         as_test_line=line,
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ray.tune import Result, ResultGrid
+from ray.tune.experiment import Trial
 
 from rlsuite import metrics
 from rlsuite.launcher.failures import explain
@@ -17,6 +18,11 @@ from rlsuite.launcher.progress import console_result, count_text, finite, label,
 
 if TYPE_CHECKING:
     import pandas as pd
+
+
+AFTER_RUN_LOOKUP_S = 10.0
+"""The most the summary waits for a dead env runner's log: Tune's loop is over, and on a
+busy machine the log reaches Ray's log service late (the line in the loop waits less)."""
 
 
 @dataclass(frozen=True)
@@ -68,8 +74,9 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
     """One summary per trial; `metric` and `mode` are the experiment's (its best is the
     lowest value where `mode` is "min")."""
     summaries = []
-    for index in range(len(results)):
+    for index, trial_status in enumerate(_trial_statuses(results)):
         result = results[index]
+        status = _status(result, trial_status)
         flat = console_result(result.metrics or {})
         supervised = metrics.EPOCH in flat
         other_metric = None if supervised or metric == metrics.EPISODE_RETURN_MEAN else metric
@@ -80,7 +87,7 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
         summaries.append(
             TrialSummary(
                 trial=Path(result.path).name,
-                status=_status(result),
+                status=status,
                 iterations=int(flat.get(metrics.TRAINING_ITERATION, 0)),
                 env_steps=finite(flat.get(metrics.ENV_STEPS_SAMPLED_LIFETIME)),
                 # NaN kept (an env's NaN reward): the line says nan, summary.json null
@@ -90,7 +97,7 @@ def summarize(results: ResultGrid, metric: str, mode: str = "max") -> list[Trial
                 else best_of(history, metrics.EPISODE_RETURN_MEAN),
                 wall_time_s=float(flat.get(metrics.TIME_TOTAL_S, 0.0)),
                 checkpoint=result.checkpoint.path if result.checkpoint else None,
-                error=explain(str(result.error)) if result.error else None,
+                error=_error(result) if status == "ERROR" else None,
                 epochs=int(flat[metrics.EPOCH]) if supervised else None,
                 validation_accuracy=finite(flat.get(metrics.VALIDATION_ACCURACY)),
                 best_validation_accuracy=best_of(history, metrics.VALIDATION_ACCURACY)
@@ -118,18 +125,42 @@ def _last_return(history: pd.DataFrame | None) -> tuple[float | None, int | None
     return _float(last[metrics.EPISODE_RETURN_MEAN]), int(last[metrics.TRAINING_ITERATION])
 
 
-def _status(result: Result) -> str:
+def _status(result: Result, trial_status: str | None) -> str:
     """ERROR, OK (met its stop criteria or a scheduler stopped it), or INTERRUPTED
-    (Ctrl-C or SIGTERM came first: `--resume` continues it)."""
-    if result.error:
+    (Ctrl-C or SIGTERM came first: `--resume` continues it). `trial_status` is Tune's
+    (None where unknown): Ray 2.60's Result carries an error for every trial that is not
+    TERMINATED, a paused or pending one too, and keeps the error of a failure the trial
+    was restarted from (`--max-failures`), so `result.error` alone would call a trial
+    that failed once and was then paused by Ctrl-C or SIGTERM failed."""
+    failed = trial_status == Trial.ERROR if trial_status is not None else bool(result.error)
+    if failed:
         return "ERROR"
     return "OK" if (result.metrics or {}).get("done") else "INTERRUPTED"
+
+
+def _error(result: Result) -> str:
+    if result.error is None:  # Tune had no trial folder to write its error.txt to
+        return "unknown error (Tune recorded none)"
+    return explain(str(result.error), wait_s=AFTER_RUN_LOOKUP_S)
+
+
+def _trial_statuses(results: ResultGrid) -> list[str | None]:
+    """Tune's status of each trial, in the grid's order; None for each where the grid does
+    not say (one loaded some other way). Private in Ray 2.60: the grid builds its results
+    from its analysis's trials, in that order, and its own `num_errors` counts them so."""
+    trials = getattr(getattr(results, "_experiment_analysis", None), "trials", None)
+    if trials is None or len(trials) != len(results):
+        return [None] * len(results)
+    return [trial.status for trial in trials]
 
 
 def was_interrupted(results: ResultGrid) -> bool:
     """Whether a trial neither failed nor finished: Tune marks the last result of a trial
     that met its stop criteria or was stopped by a scheduler `done`; Ctrl-C does not."""
-    return any(_status(results[index]) == "INTERRUPTED" for index in range(len(results)))
+    return any(
+        _status(results[index], trial_status) == "INTERRUPTED"
+        for index, trial_status in enumerate(_trial_statuses(results))
+    )
 
 
 def best_value(result: Result, metric: str, mode: str = "max") -> float | None:

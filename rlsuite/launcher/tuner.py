@@ -1,4 +1,5 @@
-"""Builds and runs the Tuner for one experiment: Ray start-up, Tune, results."""
+"""Builds and runs the Tuner for one experiment: Ray start-up (`ray_session`), Tune,
+results."""
 
 from __future__ import annotations
 
@@ -13,18 +14,15 @@ from ray.tune.experiment import Trial
 
 from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
-from rlsuite.launcher import cluster, console
+from rlsuite.launcher import console, failures
 from rlsuite.launcher.experiment_state import sync_after_every_trial_checkpoint
 from rlsuite.launcher.live import progress_callback, stop_live_views
+from rlsuite.launcher.ray_session import ACTOR_ENV_VARS, init_ray
 from rlsuite.launcher.shutdown import SHUTDOWN, EndsRunOnceAllPaused, pausing
 from rlsuite.launcher.workloads import workload_for
 from rlsuite.search import BOHB
 from rlsuite.tracking import Tracking, tracking_callbacks
 from rlsuite.workload import Workload
-
-# One torch/BLAS thread per Ray actor: with two, RLlib's sampling on a 2-core machine
-# became erratic (up to 25x slower); env runners and learners scale by actors instead.
-ACTOR_ENV_VARS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
 @dataclass(frozen=True)
@@ -68,9 +66,10 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     os.environ.update(ACTOR_ENV_VARS)
     sync_after_every_trial_checkpoint()  # a SIGKILLed driver resumes from the latest ones
     workload = workload_for(experiment.config)
-    _init_ray(experiment, launch, workload)
+    init_ray(experiment, launch, workload)
     console.keep_log()  # Ray is up and the cluster checks passed: the run keeps its logs
     SHUTDOWN.install()  # after ray.init, which sets Ray's own SIGTERM handler
+    failures.stop_lookups_when(stop_asked)
     trainable = workload.trainable(experiment)
     try:
         if launch.resume:
@@ -89,6 +88,12 @@ def run(experiment: Experiment, launch: Launch) -> ResultGrid:
     finally:
         SHUTDOWN.uninstall()
         stop_live_views()  # a Ctrl-C while Tune stops ends fit without on_experiment_end
+
+
+def stop_asked() -> bool:
+    """Whether SIGTERM or Ctrl-C asked this run to stop (SIGTERM: also once it ended,
+    when the process has seconds left before the sender kills it)."""
+    return SHUTDOWN.requested or SHUTDOWN.terminated
 
 
 def _restored(launch: Launch, trainable: Any, space: dict[str, Any]) -> Tuner:
@@ -119,46 +124,6 @@ def param_space(experiment: Experiment) -> dict[str, Any]:
 def required_cpus(experiment: Experiment) -> float:
     """CPUs one trial reserves: its main process, env runners and learners."""
     return workload_for(experiment.config).trial_resources(experiment).get("CPU", 0.0)
-
-
-def _init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None:
-    if ray.is_initialized():
-        return
-    if launch.address:
-        cluster.connect(
-            launch.address,
-            ACTOR_ENV_VARS,
-            workload.worker_setup_hook,
-            log_to_driver=launch.verbose,
-        )
-        cluster.check_resources(workload.trial_resources(experiment), ray.cluster_resources())
-        cluster.check_shared_storage(str(launch.storage_path))
-        return
-    # On a small machine a trial may reserve more CPUs than exist (e.g. PPO's main
-    # process plus two env runners on 2 cores); oversubscribe rather than wait forever.
-    cpus = max(os.cpu_count() or 1, int(required_cpus(experiment) + 0.999))
-    runtime_env: dict[str, Any] = {
-        "env_vars": ACTOR_ENV_VARS,
-        "worker_process_setup_hook": workload.worker_setup_hook,
-    }
-    # "local": a Ray of our own even while a `ray start` cluster runs on this machine
-    # (plain ray.init() would join that one, and refuses num_cpus when it does).
-    # With Ray's dashboard, though it costs ~2.5 s of CPU per start: it serves the State
-    # API, through which rlsuite.launcher.failures reads a crashed env runner's error and
-    # Ray Train's PlacementGroupCleaner frees the workers of a TorchTrainer that Tune
-    # stopped (a PBT exploit; without it the next trial waits for them forever).
-    cluster.ensure_auth_token()
-    ray.init(
-        address="local",
-        num_cpus=cpus,
-        runtime_env=runtime_env,
-        log_to_driver=launch.verbose,  # workers' output stays in Ray's session logs
-        # Ray prestarts an idle worker per CPU when the driver connects; a trial's actors
-        # each start a process of their own (a run's logs show the prestarted ones never
-        # running anything), so they only take CPU from the start-up. Measured, smoke of
-        # ppo_cartpole.py, 5 alternating rounds: median 21.1 s with them, 19.9 s without.
-        _system_config={"prestart_worker_first_driver": False},
-    )
 
 
 def _tune_config(experiment: Experiment, max_concurrent_trials: int | None) -> TuneConfig:
@@ -205,4 +170,4 @@ def _trial_dirname(trial: Trial) -> str:
     return f"{trial.trainable_name}_{trial.trial_id}"
 
 
-__all__ = ["Launch", "param_space", "required_cpus", "run"]
+__all__ = ["ACTOR_ENV_VARS", "Launch", "param_space", "required_cpus", "run"]
