@@ -323,3 +323,38 @@ def test_optimizer_steps_count_each_workers_share() -> None:
     assert batches.optimizer_steps(64, config, workers=2) == 1
     assert batches.optimizer_steps(64, config.replace(grad_accum_steps=2), workers=2) == 0
     assert batches.optimizer_steps(1000, config, workers=2) == 1000 // 2 // 64  # drops the rest
+
+
+def test_training_order_follows_the_seed_and_epoch_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each trial's seed draws its own data order, each epoch a new one, and the same
+    seed and epoch the same one again (a resumed run replays no earlier epoch's order)."""
+    import torch
+    from torch.utils.data import TensorDataset
+
+    from rlsuite.supervised.registry import Splits
+
+    class OneWorker:
+        def get_world_size(self) -> int:
+            return 1
+
+        def get_world_rank(self) -> int:
+            return 0
+
+    monkeypatch.setattr(batches.ray.train, "get_context", OneWorker)
+    data = TensorDataset(torch.arange(64).float(), torch.arange(64))
+    splits = Splits(train=data, validation=data)
+
+    def order(seed: int, epoch: int) -> list[int]:
+        config = SupervisedConfig(batch_size=16, seed=seed)
+        epoch_batches = batches.epoch_batches(splits, config, train=True)
+        return [int(label) for _, labels in epoch_batches(epoch) for label in labels]
+
+    torch.manual_seed(123)  # the global RNG does not decide it
+    first = order(seed=0, epoch=1)
+    assert sorted(first) == list(range(64))
+    torch.manual_seed(456)
+    assert order(seed=0, epoch=1) == first
+    assert order(seed=0, epoch=2) != first
+    assert order(seed=1, epoch=1) != first

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Iterable, Sized
 from typing import Any, cast
 
-import ray.train.torch
+import ray.train
 import torch
 from torch.utils.data import DataLoader, Dataset, DistributedSampler
 
@@ -34,26 +34,31 @@ def _loader_batches(
     data: Dataset, splits: Splits, config: SupervisedConfig, train: bool
 ) -> EpochBatches:
     cuda = torch.cuda.is_available() and config.use_gpu
-    # Each worker's share, as its DistributedSampler hands it out: the whole split's size
-    # would keep a last short batch of a rank that holds less than one batch.
-    rows = math.ceil(len(cast(Sized, data)) / ray.train.get_context().get_world_size())
+    context = ray.train.get_context()
+    world = context.get_world_size()
+    # Our own sampler, one worker or many: Ray's would shuffle with seed 0 in every trial
+    # (`--seeds` runs would see one data order), and a one-worker DataLoader shuffles from
+    # the global RNG, so a resumed run would replay the first epochs' orders. Seeded by the
+    # trial's seed and the epoch, the order is the same with or without a resume.
+    sampler = DistributedSampler(
+        data, num_replicas=world, rank=context.get_world_rank(), shuffle=train, seed=config.seed
+    )
+    # Each worker's share, as the sampler hands it out: the whole split's size would keep a
+    # last short batch of a rank that holds less than one batch.
+    rows = math.ceil(len(cast(Sized, data)) / world)
     loader = DataLoader(
         data,
         batch_size=config.per_worker_batch_size,
-        shuffle=train,
+        sampler=sampler,
         num_workers=config.loader_workers,
         collate_fn=splits.collate_fn,
         pin_memory=cuda,
         drop_last=drops_last(rows, config, train=train),
         persistent_workers=config.loader_workers > 0,
     )
-    # Adds a DistributedSampler when there are several workers; moving to the device
-    # is done by `to_device`, which also sets the memory format.
-    loader = ray.train.torch.prepare_data_loader(loader, move_to_device=False)
 
     def batches(epoch: int) -> Iterable[tuple[Any, torch.Tensor]]:
-        if isinstance(loader.sampler, DistributedSampler):
-            loader.sampler.set_epoch(epoch)  # a new shuffle each epoch
+        sampler.set_epoch(epoch)  # a new shuffle each epoch
         return loader
 
     return batches
@@ -78,7 +83,9 @@ def _ray_data_batches(
 
 def drops_last(rows: int, config: SupervisedConfig, *, train: bool) -> bool:
     """Training drops a last short batch (a batch of one breaks BatchNorm on 1x1 maps)
-    unless the split is smaller than one batch; validation sees every example."""
+    unless the split is smaller than one batch; validation sees every example (with
+    several workers, a torch data set's sampler repeats up to workers - 1 of them so that
+    every worker gets as many, and Ray Data's equal split leaves up to that many out)."""
     return train and rows >= config.per_worker_batch_size
 
 
