@@ -113,6 +113,31 @@ def test_resume_compares_the_constant_config_values_only(tmp_path: Path) -> None
             check_same_config(tmp_path, {**space, **changed}, varied=["lr"])
 
 
+def test_entries_given_to_a_dict_that_was_empty_or_none_are_compared(tmp_path: Path) -> None:
+    """Tune's flattening drops empty dicts, so a key later given under an `env_config` that
+    was empty had nothing to be compared with; a None that became a dict neither. A
+    DefaultModelConfig is compared as Tune wrote it, its repr."""
+    from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
+
+    model = DefaultModelConfig(fcnet_hiddens=[64])
+    trial = tmp_path / "PPO_0"
+    trial.mkdir()
+    saved = {"lr": 0.1, "env_config": {}, "evaluation_config": None, "model": str(model)}
+    (trial / "params.json").write_text(json.dumps(saved))
+    space = {"lr": 0.1, "env_config": {}, "evaluation_config": None, "model": model}
+    check_same_config(tmp_path, space, varied=[])
+    for changed, named in (
+        ({"env_config": {"repeat_action_probability": 0.25}}, r"env_config \({} there, entr"),
+        ({"evaluation_config": {"explore": False}}, r"evaluation_config \(null there, entr"),
+        ({"model": DefaultModelConfig(fcnet_hiddens=[256])}, r"model \(.*64.* there, .*256"),
+    ):
+        with pytest.raises(UsageError, match=named):
+            check_same_config(tmp_path, {**space, **changed}, varied=[])
+    (trial / "params.json").write_text(json.dumps({**saved, "env_config": {"frameskip": 4}}))
+    with pytest.raises(UsageError, match=r"env_config \({} now, entries there\)"):
+        check_same_config(tmp_path, space, varied=[])
+
+
 @pytest.mark.parametrize("damaged", ["tuner.pkl", "experiment_state"])
 def test_damaged_tune_state_is_named_on_resume(
     finished_run: Path, capsys: pytest.CaptureFixture[str], damaged: str

@@ -6,6 +6,7 @@ with `--resume` would be dropped without a word: refused here, naming what diffe
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import pickle
@@ -95,15 +96,16 @@ def check_same_config(
     skipped = tuple(varied)
     for params in sorted(experiment_dir.glob("*/params.json")):
         try:
-            there = flatten_dict(json.loads(params.read_text()))
+            there = _flat(json.loads(params.read_text()))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError):
             continue  # a trial that wrote no config: nothing to compare
         differ = [
             line
-            for key in _keys_to_compare(there, now)
-            if key.split("/", 1)[0] not in skipped
-            for line in [_difference(key, there, now)]
-            if line
+            for key, line in [
+                *((key, _difference(key, there, now)) for key in _keys_to_compare(there, now)),
+                *_filled(there, now),
+            ]
+            if line and key.split("/", 1)[0] not in skipped
         ]
         if differ:
             more = f" and {len(differ) - SHOWN} more" if len(differ) > SHOWN else ""
@@ -125,6 +127,10 @@ class _Constants(SafeFallbackEncoder):
     def default(self, value: Any) -> Any:
         if isinstance(value, type):
             return str(value)  # a class reads the same in every process
+        if dataclasses.is_dataclass(value) and " at 0x" not in str(value):
+            # As Tune writes it (its repr): a DefaultModelConfig of numbers and lists reads
+            # the same in every process, one holding a function does not.
+            return str(value)
         if isinstance(value, np.ndarray | np.generic):
             return super().default(value)
         return _UNSTABLE
@@ -132,7 +138,38 @@ class _Constants(SafeFallbackEncoder):
 
 def _written(param_space: Mapping[str, Any]) -> dict[str, Any]:
     """The space's leaves as Tune writes them into params.json, unstable ones marked."""
-    return dict(flatten_dict(json.loads(json.dumps(dict(param_space), cls=_Constants))))
+    return _flat(json.loads(json.dumps(dict(param_space), cls=_Constants)))
+
+
+def _flat(config: dict[str, Any]) -> dict[str, Any]:
+    """`flatten_dict`'s leaves, and each empty dict as a leaf of its own (flattening drops
+    them, and with them a key given later under an `env_config` that was empty)."""
+    flat = dict(flatten_dict(config))
+    flat.update((key, {}) for key in _empty_dicts(config, ""))
+    return flat
+
+
+def _empty_dicts(config: Mapping[str, Any], prefix: str) -> list[str]:
+    found = []
+    for key, value in config.items():
+        if isinstance(value, Mapping):
+            path = f"{prefix}{key}"
+            found.extend(_empty_dicts(value, f"{path}/") if value else [path])
+    return found
+
+
+def _filled(there: dict[str, Any], now: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """A leaf on one side that holds entries on the other: an `env_config` empty (or None)
+    when the run started, given keys now, or the reverse."""
+    lines = []
+    for one, other, side in ((there, now, "there"), (now, there, "now")):
+        for key in sorted({prefix for name in other for prefix in _prefixes(name)} & set(one)):
+            if f"{key}/grid_search" in other:  # a search written in place: varied by design
+                continue
+            shown = f"{_shown(one[key])} {side}"
+            entries = "entries " + ("now" if side == "there" else "there")
+            lines.append((key, f"{key} ({shown}, {entries})" if _stable(one[key]) else None))
+    return lines
 
 
 def _keys_to_compare(there: dict[str, Any], now: dict[str, Any]) -> list[str]:
@@ -157,7 +194,7 @@ def _prefixes(key: str) -> list[str]:
 
 
 def _parents(flat: dict[str, Any]) -> set[str]:
-    """The non-empty dicts a flattened config holds (flattening drops empty ones)."""
+    """The non-empty dicts a flattened config holds (empty ones are leaves: `_flat`)."""
     return {key.rpartition("/")[0] for key in flat}
 
 
@@ -189,6 +226,8 @@ def _stable(value: Any) -> bool:
         return all(_stable(item) for item in value)
     if isinstance(value, str):
         return value != _UNSTABLE
+    if isinstance(value, dict):
+        return not value  # an empty dict (`_flat`); others are flattened
     return value is None or isinstance(value, bool | int | float)
 
 
