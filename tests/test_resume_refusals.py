@@ -48,6 +48,11 @@ OTHER_SETTINGS = "the run was started with another "
             ("--max-concurrent-trials", "1"),
             f"{OTHER_SETTINGS}--max-concurrent-trials (as many as resources allow there, 1 now)",
         ),
+        # Tune restores the run's callbacks, trackers included: this one would never log.
+        (
+            ("--mlflow", "sqlite:///never-made.db"),
+            f"{OTHER_SETTINGS}--mlflow (none there, sqlite:///never-made.db now)",
+        ),
     ],
     ids=[
         "stop",
@@ -57,6 +62,7 @@ OTHER_SETTINGS = "the run was started with another "
         "num-samples",
         "seeds",
         "max-concurrent-trials",
+        "mlflow",
     ],
 )
 def test_resume_with_other_run_settings_is_one_line(
@@ -229,3 +235,21 @@ def test_resume_keeps_the_run_s_concurrency_limit(finished_run: Path) -> None:
     load_and_prepare(CARTPOLE, replace(options, max_concurrent_trials=1))
     with pytest.raises(UsageError, match=r"--max-concurrent-trials \(1 there, 2 now\)"):
         load_and_prepare(CARTPOLE, replace(options, max_concurrent_trials=2))
+
+
+def test_the_trackers_a_run_started_with_match_the_same_flags_again() -> None:
+    """What `--resume` compares: the trackers in the run's pickled callbacks against the
+    flags given now; the same flags match (a run resumed as it was started passes)."""
+    pytest.importorskip("mlflow")
+    from rlsuite.launcher import resume_settings
+    from rlsuite.tracking import Tracking
+    from rlsuite.tracking.mlflow_runs import MlflowTracking
+
+    saved = [MlflowTracking("sqlite:///m.db", "cartpole", {}, frozenset())]
+    same = Tracking(mlflow="sqlite:///m.db")
+    there = resume_settings._saved_trackers(saved)
+    assert there == {"--mlflow": "sqlite:///m.db", "--mlflow-experiment": "cartpole"}
+    asked = resume_settings._asked_trackers(same, name="cartpole")
+    assert all(there.get(flag) == value for flag, value in asked.items())
+    other = resume_settings._asked_trackers(Tracking(mlflow="sqlite:///m.db"), name="other")
+    assert other["--mlflow-experiment"] != there["--mlflow-experiment"]

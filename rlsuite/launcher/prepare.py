@@ -85,7 +85,7 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
     check_tracking(launch.tracking)  # an MLflow server that does not answer: before Ray
     if launch.resume:
         settings = resume_checks.RunSettings.asked(
-            experiment, workload, launch.max_concurrent_trials
+            experiment, workload, launch.max_concurrent_trials, launch.tracking, launch.name
         )
         resume_checks.check_resumable(launch.experiment_dir, settings)
         resume_checks.check_same_config(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pickle
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from rlsuite.errors import UsageError
 
 if TYPE_CHECKING:
     from rlsuite.experiment import Experiment
+    from rlsuite.tracking import Tracking
     from rlsuite.workload import Workload
 
 FRESH = "start afresh with --overwrite (the old run is moved aside) or a new --name"
@@ -35,10 +36,17 @@ class RunSettings:
     """The seed grid (`--seeds`, or the file's search); None without one."""
     max_concurrent_trials: int | None
     """The limit `--max-concurrent-trials` asks for; None when it is not given."""
+    trackers: Mapping[str, str | None] = field(default_factory=dict)
+    """Where results are tracked, by flag (`--mlflow`: the URI, ...; None: not tracked)."""
 
     @classmethod
     def asked(
-        cls, experiment: Experiment, workload: Workload, max_concurrent_trials: int | None
+        cls,
+        experiment: Experiment,
+        workload: Workload,
+        max_concurrent_trials: int | None,
+        tracking: Tracking | None = None,
+        name: str = "",
     ) -> RunSettings:
         """What the command asks for: the experiment with its flags applied."""
         if max_concurrent_trials and experiment.searcher is not None:
@@ -51,6 +59,7 @@ class RunSettings:
             experiment.num_samples,
             _grid(experiment.search.get(SEED)),
             max_concurrent_trials,
+            _asked_trackers(tracking, name) if tracking is not None else {},
         )
 
 
@@ -68,12 +77,43 @@ def check_same_settings(experiment_dir: Path, saved: Any, settings: RunSettings)
         was, now = run_config.failure_config.max_failures, settings.max_failures
         differ.append(f"--max-failures ({was} there, {now} now)")
     differ += _other_trials(experiment_dir, saved, settings)
+    if settings.trackers:
+        there = _saved_trackers(run_config.callbacks or [])
+        differ += [
+            f"{flag} ({there.get(flag) or 'none'} there, {value or 'none'} now)"
+            for flag, value in settings.trackers.items()
+            if there.get(flag) != value
+        ]
     if differ:
         raise UsageError(
             f"--resume {experiment_dir}: the run was started with another {'; '.join(differ)}, "
             "and Tune resumes a run with its own; resume with the command that started it "
             f"plus --resume, or {FRESH}"
         )
+
+
+def _asked_trackers(tracking: Tracking, name: str) -> dict[str, str | None]:
+    mlflow_experiment = (tracking.mlflow_experiment or name) if tracking.mlflow else None
+    return {
+        "--mlflow": tracking.mlflow,
+        "--mlflow-experiment": mlflow_experiment,
+        "--wandb": tracking.wandb,
+    }
+
+
+def _saved_trackers(callbacks: list[Any]) -> dict[str, str | None]:
+    """The trackers in the run's pickled callbacks, which Tune restores with it: a tracker
+    asked for only on `--resume`, or another URI or project, would never be used. Read by
+    class name, so that mlflow and wandb need not be imported to compare."""
+    found: dict[str, str | None] = {}
+    for callback in callbacks:
+        kind = type(callback).__name__
+        if kind == "MlflowTracking":
+            found["--mlflow"] = getattr(callback, "tracking_uri", None)
+            found["--mlflow-experiment"] = getattr(callback, "experiment_name", None)
+        elif kind == "WandbTracking":
+            found["--wandb"] = getattr(callback, "project", None)
+    return found
 
 
 def _stops(stop: Mapping[str, Any]) -> str:
