@@ -40,7 +40,7 @@ def _loader_batches(
     # (`--seeds` runs would see one data order), and a one-worker DataLoader shuffles from
     # the global RNG, so a resumed run would replay the first epochs' orders. Seeded by the
     # trial's seed and the epoch, the order is the same with or without a resume.
-    sampler = DistributedSampler(
+    sampler: DistributedSampler[int] = DistributedSampler(
         data, num_replicas=world, rank=context.get_world_rank(), shuffle=train, seed=config.seed
     )
     # Each worker's share, as the sampler hands it out: the whole split's size would keep a
