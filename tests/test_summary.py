@@ -128,3 +128,15 @@ def test_a_trial_that_reached_its_stop_after_a_restart_is_ok(tmp_path: Path) -> 
     results = _grid(tmp_path, Trial.TERMINATED, "KeyError: 'obs'", done=True)
     (summary,) = summarize(results, metrics.EPISODE_RETURN_MEAN)
     assert (summary.status, summary.error) == ("OK", None)
+
+
+def test_summary_json_is_replaced_whole(tmp_path: Path) -> None:
+    """Written beside and renamed into place: no reader sees half a file, and nothing but
+    summary.json is left."""
+    from rlsuite.launcher.summary import write_summary
+
+    path = tmp_path / "summary.json"
+    path.write_text('{"old": true}\n')
+    write_summary(path, [], experiment="x")
+    assert json.loads(path.read_text()) == {"experiment": "x", "trials": []}
+    assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]

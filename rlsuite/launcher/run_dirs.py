@@ -98,10 +98,13 @@ def _moved_aside(experiment_dir: Path) -> Path | None:
     `--overwrite`, so with it, it must not stay under the new run's files."""
     if not holds_run(experiment_dir):
         return None
-    if (experiment_dir / LOCK_FILE).is_file():
-        with (experiment_dir / LOCK_FILE).open() as file:  # read only: the run moved aside
-            _lock(file, experiment_dir)  # stays byte for byte as it was
-    return move_aside(experiment_dir)
+    if not (experiment_dir / LOCK_FILE).is_file():
+        return move_aside(experiment_dir)
+    with (experiment_dir / LOCK_FILE).open() as file:  # read only: the run moved aside
+        _lock(file, experiment_dir)  # stays byte for byte as it was
+        # Held through the move: a `--resume` of the old run that took the lock between
+        # the two would go on in a folder renamed under it.
+        return move_aside(experiment_dir)
 
 
 def _put_back(aside: Path, experiment_dir: Path, error: UsageError) -> None:

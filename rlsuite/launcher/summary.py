@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -179,7 +180,11 @@ def best_of(history: pd.DataFrame | None, metric: str, mode: str = "max") -> flo
 def write_summary(path: Path, summaries: list[TrialSummary], **extra: Any) -> None:
     """summary.json: NaN and infinities as null (JSON has no such numbers)."""
     trials = [{k: _jsonnumber_text(v) for k, v in asdict(s).items()} for s in summaries]
-    path.write_text(json.dumps({**extra, "trials": trials}, indent=2) + "\n")
+    # Whole or not at all: a reader (rlsuite.report, a script polling for the run's end)
+    # never sees half a file, and a kill while writing keeps the previous one.
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps({**extra, "trials": trials}, indent=2) + "\n")
+    os.replace(partial, path)
 
 
 def _jsonnumber_text(value: Any) -> Any:
