@@ -15,7 +15,9 @@ import signal
 import socket
 import tempfile
 from pathlib import Path
+from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import pytest
 from ray.serve._private import haproxy as serve_haproxy
@@ -24,6 +26,8 @@ from rlsuite.evaluation.locate import MODULES_DIR, locate
 from rlsuite.evaluation.policy import load_module, module_ids
 from rlsuite.rl import export
 from rlsuite.serve import main as serve_main
+from rlsuite.serving import inputs
+from rlsuite.serving.inputs import BadRequest
 from tests.serve_client import post, refused, request, serving
 
 OBSERVATIONS = 64
@@ -69,6 +73,10 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
             (json.dumps({"observations": [[True] * 4]}).encode(), "true/false"),
             (json.dumps({"observations": [[0.0, [1.0], 0.0, 0.0]]}).encode(), "ragged"),
             (json.dumps({"observations": [[0.0] * 4], "session_id": 7}).encode(), "session_id"),
+            # A 500 before (NaN logits; Python's integer limit; json's recursion).
+            (json.dumps({"observations": [[1e39, 0.0, 0.0, 0.0]]}).encode(), "float32 holds"),
+            (b'{"observations": [[' + b"1" * 5000 + b", 0, 0, 0]]}", "4300 digits"),
+            (b'{"observations": ' + b"[" * 100_000, "nested too deeply"),
         ]
         for body, needle in bad_bodies:
             status, answer = request(port, "POST", "/act", body)
@@ -98,6 +106,37 @@ def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_pa
         assert haproxies, "no HAProxy runs for the server"
     assert not set(haproxies) & set(_haproxies()), "HAProxy outlived the server"
     assert list((tmp_path / "logs").glob("haproxy-*.stderr.log")), "HAProxy's logs were not kept"
+
+
+BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
+
+
+@pytest.mark.parametrize(
+    ("read", "needle"),
+    [
+        # Each was a ValueError, RecursionError or OverflowError other than BadRequest
+        # (HTTP 500), or an observation the policy acted on as inf or a wrapped integer.
+        (lambda: inputs.json_object(b'{"x": ' + b"7" * 5000 + b"}"), "more than 4300 digits"),
+        (lambda: inputs.json_object(b"[" * 100_000), "nested too deeply"),
+        (lambda: inputs.observation(10**400, gym.spaces.Discrete(3), "o"), "in [0, 3)"),
+        (lambda: inputs.observation([1e39, 0.0], BOX, "o"), "what the space's float32 holds"),
+        (lambda: inputs.observation([10**400, 0], BOX, "o"), "what float64 holds"),
+        (lambda: inputs.observation([10**20, 0], gym.spaces.MultiDiscrete([3, 3]), "o"), "int64"),
+        (
+            lambda: inputs.observation([300, 0], gym.spaces.Box(0, 255, (2,), np.uint8), "o"),
+            "what the space's uint8 holds (0 to 255)",
+        ),
+    ],
+)
+def test_numbers_json_or_the_space_cannot_hold_are_bad_requests(read: Any, needle: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        read()
+    assert needle in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_numbers_within_the_space_dtype_pass() -> None:
+    assert inputs.observation([10**20, 0], BOX, "o").tolist() == [np.float32(1e20), 0.0]  # > int64
+    assert inputs.observation([3.0e38, -1], BOX, "o").dtype == np.float32
 
 
 def _haproxies() -> list[int]:

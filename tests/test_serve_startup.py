@@ -10,8 +10,10 @@ Ray's worker processes act on, so the server's own restore of the checkpoint suc
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import socket
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -20,7 +22,9 @@ from typing import Any
 
 import pytest
 
-from rlsuite.errors import ServeStartFailed
+from rlsuite.errors import ServeStartFailed, UsageError
+from rlsuite.serve import main as serve_main
+from rlsuite.serving.command import check_address
 from rlsuite.serving.startup import stuck_in, wait_until_serving
 from tests.helpers import ROOT, free_port
 
@@ -199,3 +203,52 @@ def test_a_failed_deployment_names_the_last_line_of_the_replicas_traceback() -> 
     assert str(error.value) == (
         "the model's replicas failed to start: ValueError: bad weights (the traceback: Serve's controller log in logs)"
     )
+
+
+def test_a_port_whose_connections_wait_out_time_wait_is_free_to_serve_on() -> None:
+    """A server restarted on its port: the old one's accepted connections, closed by it
+    first, linger in TIME_WAIT. Serve's proxy binds with SO_REUSEADDR and listens there
+    (Linux: where the old socket had it too, as the old proxy's had)."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = listener.accept()
+            accepted.close()  # the server's side closes first: it waits out TIME_WAIT
+            client.recv(1)  # the server's FIN
+    with socket.socket() as plain, pytest.raises(OSError) as taken:
+        plain.bind(("127.0.0.1", port))  # a socket without SO_REUSEADDR is refused
+    assert taken.value.errno == errno.EADDRINUSE
+    check_address("127.0.0.1", port, on_cluster=False)
+
+
+def test_an_ipv6_host_is_probed_as_ipv6() -> None:
+    with socket.socket(socket.AF_INET6) as taken:
+        try:
+            taken.bind(("::1", 0))
+        except OSError:
+            pytest.skip("no IPv6 loopback on this machine")
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(UsageError, match="cannot listen there"):
+            check_address("::1", port, on_cluster=False)
+    check_address("::1", port, on_cluster=False)
+
+
+def test_on_a_cluster_the_port_is_not_probed_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With --address the proxies listen on the cluster's nodes: a port taken on this
+    machine says nothing about them. The host must still be one."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        check_address("127.0.0.1", port, on_cluster=True)
+        with pytest.raises(UsageError, match="--host localhost:8000: not a host name"):
+            check_address("localhost:8000", port, on_cluster=True)
+        code = serve_main([str(tmp_path), "--port", str(port), "--address", f"127.0.0.1:{port}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot listen there" not in err, err

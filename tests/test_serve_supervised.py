@@ -10,18 +10,23 @@ from __future__ import annotations
 import base64
 import io
 import json
+import struct
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import numpy as np
+import pytest
 import ray.train
 import torch
 from torch.utils.data import DataLoader
 
 from rlsuite.evaluation.locate import locate
-from rlsuite.supervised import registry
-from rlsuite.supervised.checkpoint import load_model
+from rlsuite.serving.classifiers import TextClassifier, decode_image
+from rlsuite.serving.inputs import BadRequest
+from rlsuite.supervised import registry, text
+from rlsuite.supervised.checkpoint import MODEL_FILE, load_model
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.loop import logits_of
 from rlsuite.supervised.text_data import SST2, read_glue
@@ -149,3 +154,36 @@ def _refused(results: Path, ray_cluster: RayCluster, *flags: str) -> str:
     errors = [line for line in server.stderr.splitlines() if line.strip()]
     assert server.returncode == 2 and len(errors) == 1, server.stderr[-2000:]
     return errors[0]
+
+
+def test_an_image_of_too_many_pixels_is_a_bad_request() -> None:
+    """PIL refuses to decode a decompression bomb with its own exception, neither an
+    OSError nor a ValueError: it was HTTP 500."""
+    header = struct.pack(">IIBBBBB", 20_000, 20_000, 1, 0, 0, 0, 0)  # 1-bit grey
+    png = b"\x89PNG\r\n\x1a\n" + b"".join(
+        struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        for kind, data in ((b"IHDR", header), (b"IDAT", zlib.compress(b"")), (b"IEND", b""))
+    )  # the pixels never come: PIL refuses the size it reads first
+    with pytest.raises(BadRequest) as refused:
+        decode_image(png, "the body")
+    message = str(refused.value)
+    assert message.startswith("the body: an image of more than") and "\n" not in message
+
+
+def test_single_texts_answer_alike_batched_with_pairs(tmp_path: Path) -> None:
+    """A dynamic batch mixes clients: a single text batched with another client's pair was
+    encoded as the pair (text, "") and answered otherwise than alone."""
+    config = SupervisedConfig(
+        model="bert", dataset="synthetic_text", num_classes=2, model_size="tiny",
+        max_seq_length=16, synthetic_train_size=64, synthetic_val_size=8,
+    )  # fmt: skip
+    splits = text.load_synthetic(config, None)
+    assert splits.save_extras is not None
+    splits.save_extras(str(tmp_path))  # the tokenizer and the model's config, as a trial saves
+    torch.manual_seed(0)
+    torch.save(text.build_bert(config, **splits.model_kwargs).state_dict(), tmp_path / MODEL_FILE)
+    classifier = TextClassifier(tmp_path, config, torch.device("cpu"))
+    single, pair = ("a gripping film", None), ("a gripping film", "an awful plot")
+    alone = classifier.predict([single]) + classifier.predict([pair])
+    np.testing.assert_allclose(classifier.predict([single, pair]), alone, atol=1e-6)
+    np.testing.assert_allclose(classifier.predict([pair, single]), alone[::-1], atol=1e-6)

@@ -60,7 +60,7 @@ class Model:
 
     def load(self) -> Servable:
         if self.kind == "onnx":
-            from rlsuite.serving.policies import OnnxPolicy
+            from rlsuite.serving.onnx_policy import OnnxPolicy
 
             assert self.onnx_file is not None
             return OnnxPolicy(self.onnx_file, self.observation_space)

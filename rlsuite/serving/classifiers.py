@@ -112,7 +112,18 @@ class TextClassifier:
 
     @torch.no_grad()
     def predict(self, texts: list[tuple[str, str | None]]) -> list[list[float]]:
-        pairs = any(b is not None for _, b in texts)
+        """Single texts and pairs in a pass each: a dynamic batch mixes clients, and a
+        single text encoded as a pair (text, "") gains a separator and other answers."""
+        results: list[list[float]] = [[] for _ in texts]
+        for pairs in (False, True):
+            indices = [i for i, (_, b) in enumerate(texts) if (b is not None) == pairs]
+            if indices:
+                probabilities = self._probabilities([texts[i] for i in indices], pairs)
+                for i, p in zip(indices, probabilities, strict=True):
+                    results[i] = p
+        return results
+
+    def _probabilities(self, texts: list[tuple[str, str | None]], pairs: bool) -> list[list[float]]:
         encoded = self.tokenizer(
             [a for a, _ in texts],
             [b or "" for _, b in texts] if pairs else None,
@@ -159,6 +170,11 @@ def decode_image(data: bytes, where: str) -> torch.Tensor:
     try:
         with Image.open(io.BytesIO(data)) as image:
             rgb = image.convert("RGB")
+    except Image.DecompressionBombError:  # PIL's own: no OSError or ValueError
+        limit = 2 * (Image.MAX_IMAGE_PIXELS or 0)  # PIL raises past twice its warning size
+        raise BadRequest(
+            f"{where}: an image of more than {limit:,} pixels, which PIL refuses to decode; send a smaller one"
+        ) from None
     except (UnidentifiedImageError, OSError, ValueError) as error:
         reason = str(error).splitlines()[0][:80] if str(error) else type(error).__name__
         raise BadRequest(f"{where}: not a decodable PNG or JPEG image ({reason})") from None

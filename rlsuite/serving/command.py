@@ -42,21 +42,11 @@ from rlsuite.serving.startup import deploy, local_address
 from rlsuite.serving.stop_signals import StopSignals
 
 APP_NAME = "rlsuite"
-ONNX_CHECK_BATCH = 256  # observations on which the exported network must act like the RLModule
-# RLlib's default connectors: the exported network runs none of the others.
-DEFAULT_ENV_TO_MODULE = {
-    "AddObservationsFromEpisodesToBatch",
-    "AddTimeDimToBatchAndZeroPad",
-    "AddStatesFromEpisodesToBatch",
-    "AgentToModuleMapping",
-    "BatchIndividualItems",
-    "NumpyToTensor",
-}
 
 
 def serve(options: ServeOptions) -> None:
     """Serve the checkpoint `options.path` stands for until Ctrl-C."""
-    _check_address(options.host, options.port)
+    check_address(options.host, options.port, on_cluster=bool(options.address))
     if options.logs_dir is not None:  # unwritable, Ray's and the replicas' output was lost
         check_output_dir(options.logs_dir, "--logs-dir")
     if options.proxy == "haproxy" and options.address:
@@ -107,52 +97,18 @@ def prepare(options: ServeOptions, target: Target, logs_dir: Path) -> Model:
     from rlsuite.serving.policies import ServedPolicy
 
     served = ServedPolicy(target.checkpoint, options.explore)
-    if served.policy.module.is_stateful() and options.replicas > 1:
+    # Serve's router spreads a session's requests over the replicas; this state is in one.
+    if served.session_state and options.replicas > 1:
         raise UsageError(
-            "the policy is recurrent: its sessions live in one replica; serve it with --replicas 1"
+            f"the policy keeps state from step to step of a session ({', '.join(served.session_state)}), and a session lives in one replica; serve it with --replicas 1"
         )
     if options.backend == "onnx":
-        return _onnx_model(served, target, logs_dir, options.explore)
+        from rlsuite.serving.onnx_policy import export_checked
+
+        path = export_checked(served, logs_dir, options.explore)
+        space = served.observation_space
+        return Model(target.checkpoint, "onnx", onnx_file=path, observation_space=space)
     return Model(target.checkpoint, "rl", explore=options.explore)
-
-
-def _onnx_model(served: object, target: Target, logs_dir: Path, explore: bool) -> Model:
-    """Export the policy's inference network and check it acts like the RLModule."""
-    import gymnasium as gym
-
-    from rlsuite.rl import export
-    from rlsuite.serving.policies import ServedPolicy
-
-    assert isinstance(served, ServedPolicy)
-    policy = served.policy
-    if served.multi_agent:
-        raise UsageError(
-            "--backend onnx: only single-agent policies export so far; use --backend torch"
-        )
-    if explore:
-        raise UsageError(
-            "--backend onnx serves greedy actions; drop --explore or use --backend torch"
-        )
-    export.check_exportable(policy.module)
-    extra = [type(c).__name__ for c in policy.env_to_module.connectors]
-    extra = [name for name in extra if name not in DEFAULT_ENV_TO_MODULE]
-    if extra:
-        raise UsageError(
-            f"--backend onnx: the checkpoint's env-to-module connectors include {', '.join(extra)}, which the exported network does not run; use --backend torch"
-        )
-    if not isinstance(served.action_space, gym.spaces.Discrete | gym.spaces.MultiDiscrete):
-        raise UsageError(
-            "--backend onnx: continuous actions are unsquashed and clipped by connectors the exported network does not run; use --backend torch"
-        )
-    observations = export.sample_observations(policy.module, ONNX_CHECK_BATCH, seed=0)
-    path = export.export(policy.module, "onnx", logs_dir / "onnx", "default_policy", observations)
-    if not export.matches(policy.module, path, observations):
-        raise UsageError(
-            f"--backend onnx: the exported network {path} acts unlike the RLModule; use --backend torch"
-        )
-    return Model(
-        target.checkpoint, "onnx", onnx_file=path, observation_space=served.observation_space
-    )
 
 
 def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) -> None:
@@ -211,7 +167,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             deploy(app, APP_NAME, options.start_timeout_s, serve_logs, health)
             loaded = model.kind if model.kind != "supervised" else "classifier"
             print(
-                f"serving {target.checkpoint} ({loaded}, {options.replicas} replica(s), {options.proxy} proxy) at http://{options.host}:{options.port}: POST {_route(model)}, GET /healthz, GET /ready; Ctrl-C stops",
+                f"serving {target.checkpoint} ({loaded}, {options.replicas} replica(s), {options.proxy} proxy) at http://{_url_host(options.host)}:{options.port}: POST {_route(model)}, GET /healthz, GET /ready; Ctrl-C stops",
                 file=out,
             )
             stop.wait()
@@ -252,6 +208,10 @@ def check_no_serve_running(address: str, status: Any) -> None:
         )
 
 
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host  # an IPv6 address in a URL
+
+
 def _route(model: Model) -> str:
     return "/predict" if model.kind == "supervised" else "/act"
 
@@ -271,15 +231,28 @@ def check_room(options: ServeOptions, total: Mapping[str, float], where: str) ->
             )
 
 
-def _check_address(host: str, port: int) -> None:
-    """Refuse a host and port the HTTP proxy could not listen on, before Ray starts."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+def check_address(host: str, port: int, on_cluster: bool) -> None:
+    """Refuse a host and port the HTTP proxy could not listen on, before Ray starts. The
+    probe binds as Serve's proxy does: with SO_REUSEADDR (a port whose last server's
+    connections wait out TIME_WAIT is free to it), an IPv4 address where the host has one,
+    else IPv6 (`--host ::1`). On a cluster the proxies listen on its nodes, not here: the
+    host must only resolve."""
+    try:
+        found = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, UnicodeError) as error:  # UnicodeError: a label over 63 characters
+        reason = error.strerror if isinstance(error, socket.gaierror) else "not a valid name"
+        raise UsageError(
+            f"--host {host}: not a host name or address ({reason}); give one without a port, e.g. --host 0.0.0.0"
+        ) from None
+    if on_cluster:
+        return
+    family, kind, proto, _, address = min(found, key=lambda info: info[0] != socket.AF_INET)
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            probe.bind((host, port))
-        except socket.gaierror as error:
-            raise UsageError(
-                f"--host {host}: not a host name or address ({error.strerror}); give one without a port, e.g. --host 0.0.0.0"
-            ) from None
+            probe.bind(address)
         except OSError as error:
             port_taken = error.errno in (errno.EADDRINUSE, errno.EACCES)
             fix = "choose another --port" if port_taken else "check --host"

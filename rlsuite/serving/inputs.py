@@ -3,12 +3,14 @@ one line naming the problem, which the deployment answers with HTTP 400.
 
 Observations are checked against the space the checkpoint's env-to-module connectors take
 (the env's observation space): the shape and the kind of number, not the bounds (the
-network acts on any finite input, and clients send what their env emitted).
+network acts on any finite input, and clients send what their env emitted), and that the
+numbers fit the space's dtype (1e39 is inf in float32, 300 wraps to 44 in uint8).
 """
 
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import gymnasium as gym
@@ -29,6 +31,14 @@ def json_object(body: bytes) -> dict[str, Any]:
         raise BadRequest("malformed JSON: the body is not UTF-8 text") from None
     except json.JSONDecodeError as error:
         raise BadRequest(f"malformed JSON: {error.msg} at character {error.pos}") from None
+    except RecursionError:  # json's decoder recurses once per level of nesting
+        raise BadRequest(
+            "malformed JSON: nested too deeply; nest lists only as deep as the observation's shape"
+        ) from None
+    except ValueError:  # Python's limit on int() of a long digit string, CVE-2020-10735
+        raise BadRequest(
+            f"malformed JSON: an integer of more than {sys.get_int_max_str_digits()} digits; send shorter numbers"
+        ) from None
     if not isinstance(value, dict):
         raise BadRequest(f"expected a JSON object, got a JSON {type(value).__name__}")
     return value
@@ -68,10 +78,10 @@ def observation(value: Any, space: gym.Space, where: str) -> Any:
             for i, (v, s) in enumerate(zip(value, space.spaces, strict=True))
         )
     if isinstance(space, gym.spaces.Discrete):
-        if isinstance(value, bool) or not isinstance(value, int) or not space.contains(value):
-            raise BadRequest(
-                f"{where}: expected a whole number in [{int(space.start)}, {int(space.start) + int(space.n)})"
-            )
+        start, end = int(space.start), int(space.start) + int(space.n)
+        # Compared as Python ints: space.contains converts to int64, which overflows.
+        if isinstance(value, bool) or not isinstance(value, int) or not start <= value < end:
+            raise BadRequest(f"{where}: expected a whole number in [{start}, {end})")
         return np.int64(value)
     if isinstance(space, gym.spaces.Box | gym.spaces.MultiDiscrete | gym.spaces.MultiBinary):
         return _array(value, space, where)
@@ -83,6 +93,8 @@ def _array(value: Any, space: gym.Space, where: str) -> np.ndarray:
         array = np.asarray(value)
     except ValueError:
         raise BadRequest(f"{where}: a ragged nested list; expected shape {space.shape}") from None
+    if array.dtype == object and all(type(x) in (int, float) for x in array.flat):
+        array = _wide_numbers(array, where)  # integers past int64: JSON has no limit on them
     if array.dtype.kind not in "iuf":
         kind = "true/false" if array.dtype.kind == "b" else "non-numbers"
         raise BadRequest(
@@ -97,4 +109,19 @@ def _array(value: Any, space: gym.Space, where: str) -> np.ndarray:
         )
     if array.dtype.kind == "f" and not np.isfinite(array).all():
         raise BadRequest(f"{where}: NaN or infinite numbers in the observation")
-    return array.astype(space.dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = array.astype(space.dtype)
+    fits = np.isfinite(cast).all() if cast.dtype.kind == "f" else np.array_equal(cast, array)
+    if not fits:
+        info = np.finfo(cast.dtype) if cast.dtype.kind == "f" else np.iinfo(cast.dtype)
+        raise BadRequest(
+            f"{where}: numbers beyond what the space's {cast.dtype} holds ({info.min:g} to {info.max:g})"
+        )
+    return cast
+
+
+def _wide_numbers(array: np.ndarray, where: str) -> np.ndarray:
+    try:
+        return array.astype(np.float64)
+    except OverflowError:
+        raise BadRequest(f"{where}: numbers beyond what float64 holds (about ±1.8e308)") from None

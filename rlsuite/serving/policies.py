@@ -9,19 +9,25 @@ Sessions: a request with `"session_id"` continues that session's episode (frame 
 recurrent state and previous actions live in it, as in an env runner); `"reset": true`
 starts it anew (send it with the first observation after the env's reset). Requests
 without a session are one-step episodes. Sessions live in the replica that made them, the
-least recently used dropped past `MAX_SESSIONS`.
+least recently used dropped past `MAX_SESSIONS`; where the policy keeps state from step to
+step (`session_state`), a session the replica does not hold is refused, not started afresh.
+
+Self-play checkpoints map one seat to a pool member drawn per episode (`OpponentPool`):
+served, every agent is the learner's, the policy the run trained.
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from ray.rllib.connectors.env_to_module import MeanStdFilter
 from ray.rllib.core.columns import Columns
 from ray.rllib.env.multi_agent_episode import MultiAgentEpisode
 from ray.rllib.env.single_agent_episode import SingleAgentEpisode
@@ -29,7 +35,7 @@ from ray.rllib.env.single_agent_episode import SingleAgentEpisode
 from rlsuite.evaluation.acting import ConnectedPolicy
 from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.evaluation.rl import restore_policy
-from rlsuite.rl import export
+from rlsuite.multiagent.pool import OpponentPool
 from rlsuite.serving import inputs
 from rlsuite.serving.inputs import BadRequest
 
@@ -37,6 +43,20 @@ MAX_SESSIONS = 10_000
 KEEP_STEPS = 64  # of a session's episode: enough history for frame stacks and prev-actions
 SINGLE_EXAMPLE = '{"observations": [[0.0, 0.1, 0.0, -0.1]]}'
 MULTI_EXAMPLE = '{"observations": {"agent_0": [...], "agent_1": [...]}}'
+# RLlib's default env-to-module connectors (AlgorithmConfig.build_env_to_module_connector).
+DEFAULT_ENV_TO_MODULE = frozenset(
+    {
+        "AddObservationsFromEpisodesToBatch",
+        "AddTimeDimToBatchAndZeroPad",
+        "AddStatesFromEpisodesToBatch",
+        "AgentToModuleMapping",
+        "BatchIndividualItems",
+        "NumpyToTensor",
+    }
+)
+# Connectors that read only an episode's newest observation. Any other may read earlier
+# steps (FrameStacking, PrevActionsPrevRewards, a custom one), which a session keeps.
+PER_STEP_ENV_TO_MODULE = DEFAULT_ENV_TO_MODULE | {"FlattenObservations", "MeanStdFilter"}
 
 
 @dataclass(frozen=True)
@@ -67,13 +87,27 @@ class ServedPolicy:
         self.observation_space = self.policy.env_to_module.input_observation_space
         self.action_space = self.policy.env_to_module.input_action_space
         self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.session_state = session_state(self.policy)
+        self.learner, self.mapping = _agent_mapping(self.policy)
+        for connector in self.policy.env_to_module.connectors:
+            if isinstance(connector, MeanStdFilter):
+                # Statistics moved by one client's observations would change the actions
+                # of all others: they stay as training left them (RLlib has no setter).
+                connector._update_stats = False
 
     def describe(self) -> dict[str, Any]:
-        return {"kind": "multi-agent policy" if self.multi_agent else "policy", "route": self.route}
+        kind = "multi-agent policy" if self.multi_agent else "policy"
+        learner = {"policy": self.learner} if self.learner else {}
+        return {"kind": kind, "route": self.route, **learner}
 
     def parse(self, body: bytes, content_type: str) -> list[Step]:
         request = inputs.json_object(body)
         session_id, reset = inputs.session(request)
+        known = session_id is None or reset or session_id in self.sessions
+        if not known and self.session_state:  # a fresh episode would act on a lost history
+            raise BadRequest(
+                f'unknown session {session_id!r} (never started here, or dropped as the least recently used of {MAX_SESSIONS:,}); send "reset": true with its first observation to start one'
+            )
         example = MULTI_EXAMPLE if self.multi_agent else SINGLE_EXAMPLE
         given = inputs.field(request, "observations", example)
         if self.multi_agent:
@@ -96,8 +130,8 @@ class ServedPolicy:
     def answer(self, results: list[Any]) -> dict[str, Any]:
         """The response to one request from the results of its steps."""
         if self.multi_agent:
-            return {"actions": _json(results[0])}
-        return {"actions": [_json(r) for r in results]}
+            return {"actions": to_json(results[0])}
+        return {"actions": [to_json(r) for r in results]}
 
     @torch.no_grad()
     def predict(self, steps: list[Step]) -> list[Any]:
@@ -165,7 +199,7 @@ class ServedPolicy:
                 id_=uuid.uuid4().hex,
                 observation_space=self.observation_space,
                 action_space=self.action_space,
-                agent_to_module_mapping_fn=self.policy.policy_mapping_fn,
+                agent_to_module_mapping_fn=self.mapping,
             )
         return SingleAgentEpisode(
             observation_space=self.observation_space, action_space=self.action_space
@@ -180,6 +214,25 @@ class ServedPolicy:
             self.sessions.popitem(last=False)
 
 
+def session_state(policy: ConnectedPolicy) -> list[str]:
+    """What carries over from one step of a session to the next, so a session's requests
+    must reach the replica that holds it: recurrent state, connectors reading earlier steps."""
+    kept = ["a recurrent RLModule"] if policy.module.is_stateful() else []
+    names = dict.fromkeys(type(c).__name__ for c in policy.env_to_module.connectors)
+    return kept + [f"the connector {name}" for name in names if name not in PER_STEP_ENV_TO_MODULE]
+
+
+def _agent_mapping(policy: ConnectedPolicy) -> tuple[str | None, Callable[..., str] | None]:
+    """(the self-play learner or None, the agent-to-module mapping of served episodes)."""
+    if not isinstance(policy, MultiAgentPolicy):
+        return None, None
+    mapping = policy.policy_mapping_fn
+    if not isinstance(mapping, OpponentPool):
+        return None, mapping
+    learner = mapping.learner
+    return learner, lambda agent_id, episode=None, **kwargs: learner
+
+
 def single_agent_steps(
     given: Any, space: Any, session_id: str | None = None, reset: bool = False
 ) -> list[Step]:
@@ -192,36 +245,6 @@ def single_agent_steps(
         raise BadRequest(f"a session acts on one observation per request, got {len(given)}")
     checked = [inputs.observation(o, space, f"observations[{i}]") for i, o in enumerate(given)]
     return [Step(o, session_id, reset) for o in checked]
-
-
-class OnnxPolicy:
-    """The exported inference network (`rlsuite.rl.export`) on onnxruntime: greedy actions
-    of a stateless single-agent policy whose connectors are RLlib's defaults."""
-
-    route = "/act"
-
-    def __init__(self, path: Path, observation_space: Any) -> None:
-        import onnxruntime
-
-        self.session = onnxruntime.InferenceSession(str(path), providers=["CPUExecutionProvider"])
-        self.observation_space = observation_space
-
-    def describe(self) -> dict[str, Any]:
-        return {"kind": "policy (onnx)", "route": self.route}
-
-    def parse(self, body: bytes, content_type: str) -> list[Step]:
-        request = inputs.json_object(body)
-        session_id, reset = inputs.session(request)
-        given = inputs.field(request, "observations", SINGLE_EXAMPLE)
-        return single_agent_steps(given, self.observation_space, session_id, reset)
-
-    def answer(self, results: list[Any]) -> dict[str, Any]:
-        return {"actions": [_json(r) for r in results]}
-
-    def predict(self, steps: list[Step]) -> list[Any]:
-        observations = np.stack([step.observation for step in steps])
-        actions = self.session.run([export.OUTPUTS[0]], {"obs": observations})[0]
-        return list(actions)
 
 
 def _rounds(steps: list[Step]) -> list[list[int]]:
@@ -251,12 +274,12 @@ def _per_agent(columns: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return regrouped
 
 
-def _json(value: Any) -> Any:
+def to_json(value: Any) -> Any:
     """Actions as JSON values: numpy scalars and arrays to numbers and lists."""
     if isinstance(value, dict):
-        return {str(k): _json(v) for k, v in value.items()}
+        return {str(k): to_json(v) for k, v in value.items()}
     if isinstance(value, tuple | list):
-        return [_json(v) for v in value]
+        return [to_json(v) for v in value]
     if isinstance(value, np.ndarray | np.generic):
         return value.tolist()
     return value
