@@ -73,6 +73,20 @@ def run_cli(
     return CliRun(done.returncode, done.stdout, done.stderr, storage)
 
 
+def run_script(
+    script: str, *args: str | Path, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`python -c SCRIPT ARGS...` from the repository root, in a process of its own (Ray
+    started there ends with it)."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
 def user_env(base: dict[str, str] | None = None) -> dict[str, str]:
     """`base` (default this process's environment) as a user's shell has it: without a
     PYTHONPATH. pytest puts the repository root on sys.path (pyproject's `pythonpath`),

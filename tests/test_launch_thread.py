@@ -4,8 +4,6 @@ ends without Ray 2.60's 60 s of "Failed to connect to GCS" at exit."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -16,7 +14,7 @@ from rlsuite.errors import UsageError
 from rlsuite.launcher import api
 from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.options import RunOptions
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_script
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
 
@@ -35,19 +33,7 @@ print(runs[0].summaries[0].line())
 
 
 def test_launch_from_a_thread_runs_and_the_process_ends(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            SCRIPT,
-            str(ROOT / "experiments" / "ppo_cartpole.py"),
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
+    done = run_script(SCRIPT, ROOT / "experiments" / "ppo_cartpole.py", tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert " OK: return " in done.stdout, done.stdout
     assert "Failed to connect to GCS" not in done.stderr, done.stderr[-2000:]

@@ -8,14 +8,12 @@ cluster."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from rlsuite.launcher.ray_session import RaySetup
-from tests.helpers import ROOT
+from tests.helpers import ROOT, run_script
 
 RL = "rlsuite.launcher.warmup.import_rllib"
 SUPERVISED = "rlsuite.supervised.worker_setup.pin_ray_address"
@@ -76,19 +74,7 @@ print("the user's Ray still up:", ray.is_initialized(), flush=True)
 def test_a_later_run_restarts_the_suites_ray_and_checks_the_users(tmp_path: Path) -> None:
     """One process, as a notebook's launches: the suite's Ray restarted with the CPUs a run
     needs; a Ray the user started is checked and never restarted."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            SCRIPT,
-            str(ROOT / "experiments" / "ppo_cartpole.py"),
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
+    done = run_script(SCRIPT, ROOT / "experiments" / "ppo_cartpole.py", tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     first, second = (int(n) for n in lines[0].split()[1:])
