@@ -119,12 +119,12 @@ BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)
         (lambda: inputs.json_object(b'{"x": ' + b"7" * 5000 + b"}"), "more than 4300 digits"),
         (lambda: inputs.json_object(b"[" * 100_000), "nested too deeply"),
         (lambda: inputs.observation(10**400, gym.spaces.Discrete(3), "o"), "in [0, 3)"),
-        (lambda: inputs.observation([1e39, 0.0], BOX, "o"), "what the space's float32 holds"),
+        (lambda: inputs.observation([1e39, 0.0], BOX, "o"), "the space's float32 cannot hold"),
         (lambda: inputs.observation([10**400, 0], BOX, "o"), "what float64 holds"),
         (lambda: inputs.observation([10**20, 0], gym.spaces.MultiDiscrete([3, 3]), "o"), "int64"),
         (
             lambda: inputs.observation([300, 0], gym.spaces.Box(0, 255, (2,), np.uint8), "o"),
-            "what the space's uint8 holds (0 to 255)",
+            "the space's uint8 cannot hold (whole numbers 0 to 255)",
         ),
     ],
 )

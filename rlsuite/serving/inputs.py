@@ -114,8 +114,9 @@ def _array(value: Any, space: gym.Space, where: str) -> np.ndarray:
     fits = np.isfinite(cast).all() if cast.dtype.kind == "f" else np.array_equal(cast, array)
     if not fits:
         info = np.finfo(cast.dtype) if cast.dtype.kind == "f" else np.iinfo(cast.dtype)
+        whole = "" if cast.dtype.kind == "f" else "whole numbers "
         raise BadRequest(
-            f"{where}: numbers beyond what the space's {cast.dtype} holds ({info.min:g} to {info.max:g})"
+            f"{where}: numbers the space's {cast.dtype} cannot hold ({whole}{info.min:g} to {info.max:g})"
         )
     return cast
 
