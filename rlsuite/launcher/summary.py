@@ -21,9 +21,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-AFTER_RUN_LOOKUP_S = 10.0
+AFTER_RUN_LOOKUP_S = 30.0
 """The most the summary waits for a dead env runner's log: Tune's loop is over, and on a
-busy machine the log reaches Ray's log service late (the line in the loop waits less)."""
+busy machine the log reaches Ray's log service late (the retries before this limit waited
+up to 36 s; the line in the loop waits less, and none is looked up after a SIGTERM)."""
 
 
 @dataclass(frozen=True)
