@@ -7,7 +7,11 @@ of per-walker ones, so the two files compare the critic's input alone. The walke
 as one RLlib agent (`joint`), so `episode_return_mean` is the team return, the sum over
 the three walkers (a fallen package costs -100 per walker).
 
-Expected: not yet measured here: on 2 CPUs it trains at 10.5-10.7 env steps/s once
+Expected: measured only at a stated budget, 12,000 env steps (the 10k steps before
+learning, then 2k of learning), seeds 0-2 (docs/benchmarks.md, `python scripts/benchmark.py
+--only masac_multiwalker`, 2026-11-29): team return IQM -313.2 [-317.5, -308.7], no
+learning shows yet (sac_multiwalker.py at the same budget: -315.8 [-319.5, -308.4]). Its
+own budget is not measured here: on 2 CPUs it trains at 10.5-10.7 env steps/s once
 learning starts (4.96-5.49 with RLlib's replay buffer instead of replay from arrays),
 about 5.5 hours for 200k steps (docs/multiagent.md, "On two CPUs"). A GPU does not
 shorten it: on an H200 machine its learner on the GPU ran 16.5 env steps/s against 14.9

@@ -8,6 +8,10 @@ reward scaling differs from theirs, so treat the number as a bar, not a publishe
 Not yet verified with this config (no full run made): on 2 CPUs it trains at 1.7-1.9 env
 steps/s once learning starts, one update of all three walkers per env step, about 30 hours
 for 200k steps (docs/multiagent.md, "On two CPUs"), so the run needs a GPU machine.
+Measured at a stated budget instead, 12,000 env steps (10k before learning, 2k of
+learning), seeds 0-2 (docs/benchmarks.md, `python scripts/benchmark.py --only
+sac_multiwalker`, 2026-11-29): team return IQM -315.8 [-319.5, -308.4]; no learning shows
+at that budget, the walkers drop the package every episode.
 """
 
 from ray.rllib.algorithms.sac import SACConfig
