@@ -74,7 +74,7 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
             (json.dumps({"observations": [[0.0, [1.0], 0.0, 0.0]]}).encode(), "ragged"),
             (json.dumps({"observations": [[0.0] * 4], "session_id": 7}).encode(), "session_id"),
             # A 500 before (NaN logits; Python's integer limit; json's recursion).
-            (json.dumps({"observations": [[1e39, 0.0, 0.0, 0.0]]}).encode(), "float32 holds"),
+            (json.dumps({"observations": [[1e39, 0.0, 0.0, 0.0]]}).encode(), "float32 cannot hold"),
             (b'{"observations": [[' + b"1" * 5000 + b", 0, 0, 0]]}", "4300 digits"),
             (b'{"observations": ' + b"[" * 100_000, "nested too deeply"),
         ]
