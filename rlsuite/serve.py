@@ -31,6 +31,7 @@ from rlsuite.serving.options import BACKENDS, PROXIES, ServeOptions
 
 EXIT_BAD_INPUT = 2
 EXIT_NOT_SERVING = 1
+EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 DEFAULTS = ServeOptions(path=Path())
 
 
@@ -131,6 +132,9 @@ def main(argv: list[str] | None = None) -> int:
     except ServeStartFailed as error:
         print(f"rlsuite.serve: error: {error}", file=sys.stderr)
         return EXIT_NOT_SERVING
+    except KeyboardInterrupt:  # Ctrl-C before the server's own stop handling was in place
+        print("rlsuite.serve: interrupted before serving", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0
 
 

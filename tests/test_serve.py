@@ -28,7 +28,7 @@ from rlsuite.rl import export
 from rlsuite.serve import main as serve_main
 from rlsuite.serving import inputs
 from rlsuite.serving.inputs import BadRequest
-from tests.serve_client import post, refused, request, serving
+from tests.serve_client import free_port, post, refused, request, serving
 
 OBSERVATIONS = 64
 
@@ -176,6 +176,27 @@ def test_multi_agent_actions(spread_run: Path, tmp_path: Path) -> None:
         status, answer = post(port, {"observations": {"agent_0": [0.0, 1.0]}})
         assert status == 400 and "shape (2,), expected (18,)" in answer["error"]
         assert post(port, payload) == (200, {"actions": expected})
+
+
+def test_ctrl_c_while_the_model_loads_is_one_line_and_leaves_nothing(
+    capsys: pytest.CaptureFixture[str],
+    cartpole: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before Serve's own stop handling is in place, a Ctrl-C printed a traceback and left
+    the logs folder behind."""
+    from rlsuite.serving import command
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(command, "prepare", interrupted)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    code = serve_main([str(cartpole), "--port", str(free_port())])
+    err = capsys.readouterr().err
+    assert code == 130 and err == "rlsuite.serve: interrupted before serving\n", err
+    assert not list(tmp_path.iterdir())
 
 
 def test_unservable_paths_exit_2(

@@ -73,6 +73,10 @@ def serve(options: ServeOptions) -> None:
         if options.logs_dir is None:  # a refusal leaves nothing behind
             shutil.rmtree(logs_dir, ignore_errors=True)
         raise UsageError(str(error)) from None
+    except KeyboardInterrupt:  # Ctrl-C while the model loads: nothing left behind either
+        if options.logs_dir is None:
+            shutil.rmtree(logs_dir, ignore_errors=True)
+        raise
     # HAProxy's settings reach Serve through the environment its Ray inherits.
     with haproxy.for_proxy(options.proxy, logs_dir):
         _run(options, target, model, logs_dir)
