@@ -30,15 +30,8 @@ from pathlib import Path
 import pytest
 
 from rlsuite.supervised.text_data import synthetic_text
-from tests.helpers import (
-    CARTPOLE_RUN,
-    ROOT,
-    RayCluster,
-    SupervisedSweep,
-    printed_file,
-    ray_head,
-    run_cli,
-)
+from tests.helpers import CARTPOLE_RUN, ROOT, SupervisedSweep, printed_file, run_cli
+from tests.ray_nodes import RayCluster, ray_head
 from tests.supervised_data import write_cifar, write_sst2
 
 DURATIONS = ROOT / "tests" / "durations.json"

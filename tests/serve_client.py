@@ -19,7 +19,8 @@ from typing import IO, Any
 import pytest
 
 from rlsuite.serve import main as serve_main
-from tests.helpers import ROOT, free_port, run_cli
+from tests.helpers import ROOT, run_cli
+from tests.ports import free_port
 
 START_TIMEOUT_S = 240  # a local Ray plus Serve on a busy 2-CPU machine
 STOP_TIMEOUT_S = 90

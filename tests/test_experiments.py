@@ -29,13 +29,8 @@ from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent.maddpg import MADDPGConfig
 from rlsuite.multiagent.policies import SHARED
 from rlsuite.multiagent.selfplay import OpponentPool
-from tests.helpers import (
-    RL_EXPERIMENTS,
-    TENSORBOARD_PREFIX,
-    RayCluster,
-    smoke_trials,
-    tensorboard_scalars,
-)
+from tests.helpers import RL_EXPERIMENTS, TENSORBOARD_PREFIX, smoke_trials, tensorboard_scalars
+from tests.ray_nodes import RayCluster
 from tests.smoke_matrix import smoke_matrix
 
 # Runs that other tests read too (conftest's session runs): trained once, checked here too.

@@ -25,11 +25,11 @@ from tests.helpers import (
     ROOT,
     SUPERVISED_EXPERIMENTS,
     TENSORBOARD_PREFIX,
-    RayCluster,
     SupervisedSweep,
     smoke_trials,
     tensorboard_scalars,
 )
+from tests.ray_nodes import RayCluster
 from tests.smoke_matrix import smoke_matrix
 
 CIFAR = ROOT / "experiments" / "resnet_cifar10.py"

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, RayCluster, run_cli, write
+from tests.helpers import ROOT, run_cli, write
+from tests.ray_nodes import RayCluster
 
 CORRIDOR = '''
 import gymnasium as gym

@@ -23,8 +23,9 @@ from rlsuite.multiagent.maddpg import MADDPGConfig, agent_policies, joint
 from rlsuite.multiagent.qmix import QMIXConfig, grouped
 from rlsuite.pbt import EXPLOITED_CHECKPOINT, _KeepsExploitedCheckpoint
 from rlsuite.rl import pbt_check as pbt
-from tests.helpers import ROOT, RayCluster, local_ray, run_cli
+from tests.helpers import ROOT, local_ray, run_cli
 from tests.pbt_checks import smoke_trials_results
+from tests.ray_nodes import RayCluster
 
 
 def _smoke_sweep(name: str, storage: Path, ray_cluster: RayCluster) -> list[list[dict]]:

@@ -28,7 +28,8 @@ from rlsuite.rl import export
 from rlsuite.serve import main as serve_main
 from rlsuite.serving import inputs
 from rlsuite.serving.inputs import BadRequest
-from tests.serve_client import free_port, post, refused, request, serving
+from tests.ports import free_port
+from tests.serve_client import post, refused, request, serving
 
 OBSERVATIONS = 64
 

@@ -26,7 +26,8 @@ from rlsuite.errors import ServeStartFailed, UsageError
 from rlsuite.serve import main as serve_main
 from rlsuite.serving.command import check_address
 from rlsuite.serving.startup import stuck_in, wait_until_serving
-from tests.helpers import ROOT, free_port
+from tests.helpers import ROOT
+from tests.ports import free_port
 
 INJECTED = """
 import os, sys, time

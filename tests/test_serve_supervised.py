@@ -31,7 +31,9 @@ from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.loop import logits_of
 from rlsuite.supervised.text_data import SST2, read_glue
 from rlsuite.supervised.vision import cifar_transforms
-from tests.helpers import ROOT, RayCluster, SupervisedSweep, free_port
+from tests.helpers import ROOT, SupervisedSweep
+from tests.ports import free_port
+from tests.ray_nodes import RayCluster
 from tests.serve_client import request, serving
 
 TEXTS = 8

@@ -20,7 +20,8 @@ import torch
 from rlsuite import metrics
 from rlsuite.results import read_results
 from rlsuite.supervised.checkpoint import load_model
-from tests.helpers import ROOT, RayCluster, SupervisedSweep, evaluate_in_process, run_cli
+from tests.helpers import ROOT, SupervisedSweep, evaluate_in_process, run_cli
+from tests.ray_nodes import RayCluster
 from tests.supervised_data import write_cifar, write_imagefolder
 
 IMAGENET = ROOT / "experiments" / "resnet50_imagenet.py"

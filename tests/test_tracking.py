@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from rlsuite import metrics
-from tests.helpers import ROOT, free_port, run_cli, user_env, users_own_envs_package
+from tests.helpers import ROOT, run_cli, user_env, users_own_envs_package
+from tests.ports import free_port
 
 mlflow = pytest.importorskip("mlflow")
 pytest.importorskip("wandb")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, assert_rejected, free_port, run_main
+from tests.helpers import ROOT, assert_rejected, run_main
+from tests.ports import free_port
 
 pytest.importorskip("mlflow")
 pytest.importorskip("wandb")
