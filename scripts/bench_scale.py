@@ -4,7 +4,7 @@ the steady rate after the first iteration, its spread over rounds, learner sampl
 the seconds per iteration spent sampling and learning. On a 16-core GPU machine:
 `--env-runners 14 --num-gpus-per-learner 1`.
 
-python scripts/bench_scale.py [--algo ppo|appo ...] [--env-runners R ...] [--env-steps N]
+python scripts/bench_scale.py [--algo ppo|ppo-overlapped|appo ...] [--env-runners R ...] [--env-steps N]
     [--num-gpus-per-learner G] [--num-envs-per-env-runner E] [--set PATH=VALUE ...]
     [--rounds R] [--json]
 """
@@ -21,7 +21,11 @@ from rlsuite.flags import non_negative_float, positive_int
 def main() -> int:
     parser = bench_parser("bench_scale.py", __doc__)
     parser.add_argument(
-        "--algo", action="append", choices=("ppo", "appo"), help="repeatable; default both"
+        "--algo",
+        action="append",
+        choices=("ppo", "ppo-overlapped", "appo"),
+        help="repeatable; default ppo and appo (ppo-overlapped: ppo_atari.py with "
+        "training.overlap_sampling=True)",
     )
     parser.add_argument(
         "--env-runners", type=positive_int, action="append", help="repeatable; default 1 and 2"

@@ -29,7 +29,14 @@ from benchmarks.common import (
 from rlsuite import metrics
 from rlsuite.results import lookup, read_results
 
-EXPERIMENT_FILES = {"ppo": "ppo_atari.py", "appo": "appo_atari.py"}
+EXPERIMENT_FILES = {
+    "ppo": "ppo_atari.py",
+    "ppo-overlapped": "ppo_atari.py",
+    "appo": "appo_atari.py",
+}
+ALGO_FLAGS = {"ppo-overlapped": ["--set", "training.overlap_sampling=True"]}
+"""What makes an algorithm of an experiment file: PPO with its runners sampling while the
+learner learns (rlsuite/rl/overlapped_ppo.py)."""
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,7 @@ def run_one(setting: Setting, env_steps: int, extra: list[str]) -> ScaleRun:
             out,
             "--name",
             "scale",
+            *ALGO_FLAGS.get(setting.algo, []),
             *extra,
         ]
         if setting.gpus_per_learner:

@@ -92,6 +92,7 @@ def test_a_failing_child_raises_with_the_end_of_its_output() -> None:
         ("bench_pbt.py", "--runners=0"),
         ("bench_text.py", "--seq-length=0"),
         ("bench_train.py", "--images=1.5"),
+        ("overlap_learning.py", "--seeds=0"),
     ],
 )
 def test_every_script_refuses_a_bad_count_in_one_line(script: str, flag: str) -> None:
