@@ -197,3 +197,33 @@ def test_training_order_follows_the_seed_and_epoch_and_nothing_else(
     assert order(seed=0, epoch=1) == first
     assert order(seed=0, epoch=2) != first
     assert order(seed=1, epoch=1) != first
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3])
+def test_validation_sees_each_example_once_over_the_workers(
+    monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """10 examples over 3 workers are shares of 4, 3 and 3: torch's DistributedSampler
+    would hand out 4 each, repeating 2 examples into the summed validation totals."""
+    import torch
+    from torch.utils.data import TensorDataset
+
+    from rlsuite.supervised.registry import Splits
+
+    data = TensorDataset(torch.arange(10).float(), torch.arange(10))
+    splits = Splits(train=data, validation=data)
+    config = SupervisedConfig(batch_size=4 * workers, num_workers=workers)
+    seen: list[int] = []
+    for rank in range(workers):
+
+        class Worker:
+            def get_world_size(self) -> int:
+                return workers
+
+            def get_world_rank(self, rank: int = rank) -> int:
+                return rank
+
+        monkeypatch.setattr(batches.ray.train, "get_context", Worker)
+        validation = batches.epoch_batches(splits, config, train=False)
+        seen += [int(label) for _, labels in validation(3) for label in labels]
+    assert sorted(seen) == list(range(10))

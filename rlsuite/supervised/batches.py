@@ -4,12 +4,12 @@ DistributedSampler) or a Ray Data shard's `iter_torch_batches`, both as (inputs,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from typing import Any, cast
 
 import ray.train
 import torch
-from torch.utils.data import DataLoader, Dataset, DistributedSampler
+from torch.utils.data import DataLoader, Dataset, DistributedSampler, Sampler
 
 from rlsuite.errors import UsageError
 from rlsuite.supervised.config import SupervisedConfig
@@ -40,12 +40,15 @@ def _loader_batches(
     # (`--seeds` runs would see one data order), and a one-worker DataLoader shuffles from
     # the global RNG, so a resumed run would replay the first epochs' orders. Seeded by the
     # trial's seed and the epoch, the order is the same with or without a resume.
-    sampler: DistributedSampler[int] = DistributedSampler(
-        data, num_replicas=world, rank=context.get_world_rank(), shuffle=train, seed=config.seed
+    size, rank = len(cast(Sized, data)), context.get_world_rank()
+    sampler: Sampler[int] = (
+        DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=config.seed)
+        if train
+        else ValidationShard(size, world, rank)
     )
     # Each worker's share, as the sampler hands it out: the whole split's size would keep a
     # last short batch of a rank that holds less than one batch.
-    rows = math.ceil(len(cast(Sized, data)) / world)
+    rows = math.ceil(size / world)
     loader = DataLoader(
         data,
         batch_size=config.per_worker_batch_size,
@@ -58,10 +61,27 @@ def _loader_batches(
     )
 
     def batches(epoch: int) -> Iterable[tuple[Any, torch.Tensor]]:
-        sampler.set_epoch(epoch)  # a new shuffle each epoch
+        if isinstance(sampler, DistributedSampler):
+            sampler.set_epoch(epoch)  # a new shuffle each epoch
         return loader
 
     return batches
+
+
+class ValidationShard(Sampler[int]):
+    """One worker's share of a validation split: every `world`-th example from `rank` on,
+    each example on exactly one worker. torch's DistributedSampler pads the shares to one
+    length by repeating examples, which the summed validation totals would count twice;
+    here the shares differ by at most one example, and no collective runs per batch."""
+
+    def __init__(self, size: int, world: int, rank: int) -> None:
+        self.indices = range(rank, size, world)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.indices)
+
+    def __len__(self) -> int:
+        return len(self.indices)
 
 
 def _ray_data_batches(
@@ -84,8 +104,8 @@ def _ray_data_batches(
 def drops_last(rows: int, config: SupervisedConfig, *, train: bool) -> bool:
     """Training drops a last short batch (a batch of one breaks BatchNorm on 1x1 maps)
     unless the split is smaller than one batch; validation sees every example (with
-    several workers, a torch data set's sampler repeats up to workers - 1 of them so that
-    every worker gets as many, and Ray Data's equal split leaves up to that many out)."""
+    several workers, a torch data set's each exactly once, `ValidationShard`; Ray Data's
+    equal split leaves up to workers - 1 of them out)."""
     return train and rows >= config.per_worker_batch_size
 
 
