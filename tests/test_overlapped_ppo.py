@@ -21,6 +21,7 @@ from rlsuite.envs import registry
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.results import read_results
 from rlsuite.rl.overlapped_ppo import SAMPLE_TAG, OverlappedPPOConfig
+from rlsuite.rl.weights_sync import with_weights_pushed_after_restore
 from tests.helpers import ROOT, local_ray, smoke_trials
 
 PPO_ATARI = ROOT / "experiments" / "ppo_atari.py"
@@ -116,6 +117,39 @@ def test_without_overlap_it_is_ppo(ray_session: None) -> None:
     in_flight, sampled_by = trace(overlap=False)
     assert in_flight == [0, 0, 0, 0]
     assert sampled_by == [0, 1, 2, 3]
+
+
+@pytest.mark.timeout(240)
+def test_after_a_restore_the_next_batch_comes_from_the_restored_weights(
+    ray_session: None, tmp_path: Path
+) -> None:
+    """A request in flight when a checkpoint is loaded into the live algorithm (a script's
+    or a callback's `load_checkpoint`) is dropped, not learned from."""
+    # As the launcher builds it: the runners take the restored weights at once.
+    algorithm = with_weights_pushed_after_restore(cartpole(overlap=True)).build_algo()
+    module = module_of(algorithm)
+    try:
+        algorithm.train()
+        algorithm.save_to_path(str(tmp_path))
+        saved = algorithm.learner_group.get_weights()[DEFAULT_MODULE_ID]
+        algorithm.train()
+        later = algorithm.learner_group.get_weights()[DEFAULT_MODULE_ID]
+        algorithm.train()  # its next batch's request goes out with `later`'s weights
+        algorithm.load_checkpoint(str(tmp_path))
+        assert algorithm.env_runner_group.num_in_flight_async_reqs(SAMPLE_TAG) == 0
+        sampled_by: list[int] = []
+        update = algorithm.learner_group.update
+
+        def traced_update(*, episodes: list[Any], **kwargs: Any) -> Any:
+            # Before the update: RLlib's learner connector edits the episodes in place.
+            sampled_by.append(sampled_with(episodes, [later, saved], module))
+            return update(episodes=episodes, **kwargs)
+
+        algorithm.learner_group.update = traced_update  # type: ignore[method-assign]
+        algorithm.train()
+        assert sampled_by == [1]
+    finally:
+        algorithm.stop()
 
 
 @pytest.mark.timeout(240)

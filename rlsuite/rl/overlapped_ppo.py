@@ -124,6 +124,16 @@ class OverlappedPPO(PPO):
             )
         return None
 
+    def restore_from_path(self, path: Any, *args: Any, **kwargs: Any) -> None:
+        # A sample request sent before the restore would hand the next update episodes of
+        # the weights the restore replaces: wait for it and drop it, so the next request
+        # samples with the restored weights (RLlib's sync after the restore goes first).
+        if self.env_runner_group is not None:
+            self.env_runner_group.fetch_ready_async_reqs(
+                tags=SAMPLE_TAG, timeout_seconds=self._config.sample_timeout_s
+            )
+        super().restore_from_path(path, *args, **kwargs)
+
     @property
     def _config(self) -> PPOConfig:
         assert isinstance(self.config, PPOConfig)
