@@ -24,6 +24,7 @@ from rlsuite import envs
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent.matches import module_player
 from rlsuite.multiagent.selfplay import LEARNER
+from rlsuite.serving import sessions
 from rlsuite.serving.inputs import BadRequest
 from rlsuite.serving.policies import ServedPolicy, to_json
 from tests.helpers import ROOT, local_ray
@@ -107,6 +108,31 @@ def test_a_session_the_replica_does_not_hold_is_refused(stacking_checkpoint: Pat
     served.predict(served.parse(body(session_id="s1", reset=True), JSON))
     served.predict(served.parse(body(session_id="s1"), JSON))
     served.predict(served.parse(body(), JSON))
+
+
+def test_a_replica_keeps_fewer_sessions_of_large_observations(
+    stacking_checkpoint: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions are capped by their observations' bytes as well as by count: 10,000
+    sessions of Atari frames would hold 36 GB. Past the cap the least recently used goes."""
+    frames = gym.spaces.Box(0, 255, (84, 84, 4), np.uint8)
+    assert sessions.session_limit(frames) == (1 << 30) // (84 * 84 * 4 * 129) == 294
+    assert sessions.session_limit(gym.spaces.Box(-1, 1, (4,), np.float32)) == 10_000
+    monkeypatch.setattr(sessions, "SESSION_BYTES", 2 * 129 * 16)  # two of 2x2x1 float32
+    served = ServedPolicy(stacking_checkpoint, explore=False)
+    assert served.max_sessions == 2
+
+    def act(session_id: str, reset: bool = False) -> None:
+        observation = [[[[0.01], [0.02]], [[0.03], [0.04]]]]
+        body = {"observations": observation, "session_id": session_id, "reset": reset}
+        served.predict(served.parse(json.dumps(body).encode(), JSON))
+
+    for name in ("s1", "s2", "s3"):
+        act(name, reset=True)
+    assert list(served.sessions) == ["s2", "s3"]
+    act("s3")
+    with pytest.raises(BadRequest, match=r"^unknown session 's1' .* least recently used of 2\)"):
+        act("s1")
 
 
 def test_replicas_are_refused_where_a_connector_keeps_session_state(

@@ -9,7 +9,8 @@ Sessions: a request with `"session_id"` continues that session's episode (frame 
 recurrent state and previous actions live in it, as in an env runner); `"reset": true`
 starts it anew (send it with the first observation after the env's reset). Requests
 without a session are one-step episodes. Sessions live in the replica that made them, the
-least recently used dropped past `MAX_SESSIONS`; where the policy keeps state from step to
+least recently used dropped past `MAX_SESSIONS` (fewer for large observations:
+`SESSION_BYTES`); where the policy keeps state from step to
 step (`session_state`), a session the replica does not hold is refused, not started afresh.
 
 Self-play checkpoints map one seat to a pool member drawn per episode (`OpponentPool`):
@@ -38,9 +39,8 @@ from rlsuite.evaluation.rl import restore_policy
 from rlsuite.multiagent.pool import OpponentPool
 from rlsuite.serving import inputs
 from rlsuite.serving.inputs import BadRequest
+from rlsuite.serving.sessions import KEEP_STEPS, Session, session_limit
 
-MAX_SESSIONS = 10_000
-KEEP_STEPS = 64  # of a session's episode: enough history for frame stacks and prev-actions
 SINGLE_EXAMPLE = '{"observations": [[0.0, 0.1, 0.0, -0.1]]}'
 MULTI_EXAMPLE = '{"observations": {"agent_0": [...], "agent_1": [...]}}'
 # RLlib's default env-to-module connectors (AlgorithmConfig.build_env_to_module_connector).
@@ -68,13 +68,6 @@ class Step:
     reset: bool = False
 
 
-@dataclass
-class Session:
-    episode: Any
-    actions: Any
-    extra_model_outputs: Any
-
-
 class ServedPolicy:
     """A checkpoint's policy behind `/act`."""
 
@@ -87,6 +80,7 @@ class ServedPolicy:
         self.observation_space = self.policy.env_to_module.input_observation_space
         self.action_space = self.policy.env_to_module.input_action_space
         self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.max_sessions = session_limit(self.observation_space)
         self.session_state = session_state(self.policy)
         self.learner, self.mapping = _agent_mapping(self.policy)
         for connector in self.policy.env_to_module.connectors:
@@ -106,7 +100,7 @@ class ServedPolicy:
         known = session_id is None or reset or session_id in self.sessions
         if not known and self.session_state:  # a fresh episode would act on a lost history
             raise BadRequest(
-                f'unknown session {session_id!r} (never started here, or dropped as the least recently used of {MAX_SESSIONS:,}); send "reset": true with its first observation to start one'
+                f'unknown session {session_id!r} (never started here, or dropped as the least recently used of {self.max_sessions:,}); send "reset": true with its first observation to start one'
             )
         example = MULTI_EXAMPLE if self.multi_agent else SINGLE_EXAMPLE
         given = inputs.field(request, "observations", example)
@@ -210,7 +204,7 @@ class ServedPolicy:
             episode = episode.cut(len_lookback_buffer=KEEP_STEPS)
         self.sessions[session_id] = Session(episode, actions, extra)
         self.sessions.move_to_end(session_id)
-        while len(self.sessions) > MAX_SESSIONS:
+        while len(self.sessions) > self.max_sessions:
             self.sessions.popitem(last=False)
 
 
