@@ -190,6 +190,21 @@ def local_ray() -> Iterator[None]:
             ray.shutdown()
 
 
+def assert_learns(config: Any, target: float, within_env_steps: int) -> None:
+    """An Algorithm built from `config` reaches a mean return of `target` before it has
+    sampled more than `within_env_steps` env steps (a slow learning test's check)."""
+    with local_ray():
+        algorithm = config.build_algo()
+        try:
+            best = 0.0
+            while best < target:
+                result = algorithm.train()
+                best = max(best, result["env_runners"].get("episode_return_mean", 0.0))
+                assert result["num_env_steps_sampled_lifetime"] <= within_env_steps, best
+        finally:
+            algorithm.stop()
+
+
 @dataclass(frozen=True)
 class SupervisedSweep:
     """conftest's `cifar_sweep` and `sst2_sweep`: an experiment's smoke sweep on files the

@@ -16,7 +16,7 @@ from rlsuite.launcher.loader import load_experiment
 from rlsuite.rl import mixed_precision
 from rlsuite.rl.mixed_precision import Bf16PPOTorchLearner
 from rlsuite.rl.smoke import smoke_config
-from tests.helpers import ROOT, local_ray
+from tests.helpers import ROOT, assert_learns, local_ray
 
 needs_bf16_cpu = pytest.mark.skipif(
     not mixed_precision.fast_bf16(torch.device("cpu")), reason="this CPU has no native bf16"
@@ -81,13 +81,4 @@ def test_ppo_learns_cartpole_with_the_bf16_learner() -> None:
     config.learners(learner_class=Bf16PPOTorchLearner).debugging(seed=0)
     assert isinstance(config, PPOConfig)
     registry.register(config.env)
-    with local_ray():
-        algo = config.build_algo()
-        try:
-            best = 0.0
-            while best < 450:
-                result = algo.train()
-                best = max(best, result["env_runners"].get("episode_return_mean", 0.0))
-                assert result["num_env_steps_sampled_lifetime"] <= 300_000, best
-        finally:
-            algo.stop()
+    assert_learns(config, target=450, within_env_steps=300_000)

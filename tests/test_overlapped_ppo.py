@@ -22,7 +22,7 @@ from rlsuite.launcher.loader import load_experiment
 from rlsuite.results import read_results
 from rlsuite.rl.overlapped_ppo import SAMPLE_TAG, OverlappedPPOConfig
 from rlsuite.rl.weights_sync import with_weights_pushed_after_restore
-from tests.helpers import ROOT, local_ray, smoke_trials
+from tests.helpers import ROOT, assert_learns, local_ray, smoke_trials
 
 PPO_ATARI = ROOT / "experiments" / "ppo_atari.py"
 
@@ -172,16 +172,7 @@ def test_overlapped_ppo_learns_cartpole() -> None:
     registry.register(base.env)
     config = OverlappedPPOConfig().update_from_dict(base.to_dict())
     config.env_runners(num_env_runners=1).training(overlap_sampling=True).debugging(seed=0)
-    with local_ray():
-        algorithm = config.build_algo()
-        try:
-            best = 0.0
-            while best < 450:
-                result = algorithm.train()
-                best = max(best, result["env_runners"].get("episode_return_mean", 0.0))
-                assert result["num_env_steps_sampled_lifetime"] <= 100_000, best
-        finally:
-            algorithm.stop()
+    assert_learns(config, target=450, within_env_steps=100_000)
 
 
 def test_a_config_that_would_queue_more_samples_is_refused() -> None:
