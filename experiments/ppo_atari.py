@@ -12,7 +12,7 @@ CNN, seed 0 (3,889 s of training): -12.0 over the last 100k, seed 1: -15.6, ahea
 step, level or behind per second of training (docs/performance.md). With the runners
 sampling while the learner learns (`--set training.overlap_sampling=True`), seed 0 on an H200
 at the same scaled-out settings: -19.65 over the episodes ending between 600k and 800k env
-steps, 793k steps in 270 s (docs/performance.md). Returns are game scores; rewards are
+steps, 793k steps in 273 s (docs/performance.md). Returns are game scores; rewards are
 clipped to [-1, 1] for learning, which leaves Pong's unchanged.
 """
 

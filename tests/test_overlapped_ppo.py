@@ -16,11 +16,12 @@ from ray.rllib.algorithms.algorithm import Algorithm
 from ray.rllib.core import DEFAULT_MODULE_ID
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module import RLModule
+from ray.rllib.utils.metrics import NUM_AGENT_STEPS_SAMPLED, NUM_ENV_STEPS_SAMPLED
 
 from rlsuite.envs import registry
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.results import read_results
-from rlsuite.rl.overlapped_ppo import SAMPLE_TAG, OverlappedPPOConfig
+from rlsuite.rl.overlapped_ppo import SAMPLE_TAG, OverlappedPPOConfig, _steps_sampled
 from rlsuite.rl.weights_sync import with_weights_pushed_after_restore
 from tests.helpers import ROOT, assert_learns, local_ray, smoke_trials
 
@@ -148,6 +149,10 @@ def test_after_a_restore_the_next_batch_comes_from_the_restored_weights(
         algorithm.learner_group.update = traced_update  # type: ignore[method-assign]
         algorithm.train()
         assert sampled_by == [1]
+        # The same for a state set directly (RLlib's `Algorithm.set_state`).
+        assert algorithm.env_runner_group.num_in_flight_async_reqs(SAMPLE_TAG) == 1
+        algorithm.set_state(algorithm.get_state())
+        assert algorithm.env_runner_group.num_in_flight_async_reqs(SAMPLE_TAG) == 0
     finally:
         algorithm.stop()
 
@@ -180,6 +185,26 @@ def test_a_config_that_would_queue_more_samples_is_refused() -> None:
     with pytest.raises(ValueError, match="one sample request in flight"):
         config.validate()
     config.training(overlap_sampling=False).validate()
+
+
+def test_connector_states_are_awaited_as_long_as_a_sample() -> None:
+    """RLlib gathers the runners' connector states behind the request in flight: with its
+    10 s it would drop them (a MeanStdFilter's statistics) for samples that take longer."""
+    config = cartpole(overlap=True)
+    assert config.sync_filters_on_rollout_workers_timeout_s == config.sample_timeout_s == 60
+    config.env_runners(sample_timeout_s=120)  # as `--set env_runners.sample_timeout_s=120`
+    assert config.sync_filters_on_rollout_workers_timeout_s == 120
+    config.validate()
+    config.sample_timeout_s = 180  # past the builder
+    with pytest.raises(ValueError, match=r"sync_filters_on_rollout_workers_timeout_s \(RLlib"):
+        config.validate()
+    config.training(overlap_sampling=False).validate()
+
+
+def test_a_batch_fills_in_the_unit_ppo_counts() -> None:
+    metrics = {NUM_ENV_STEPS_SAMPLED: 100, NUM_AGENT_STEPS_SAMPLED: {"a": 100, "b": 100}}
+    assert _steps_sampled(metrics, by_agent=False) == 100
+    assert _steps_sampled(metrics, by_agent=True) == 200
 
 
 def test_overlap_sampling_takes_a_bool() -> None:

@@ -114,11 +114,11 @@ def test_a_replica_keeps_fewer_sessions_of_large_observations(
     stacking_checkpoint: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Sessions are capped by their observations' bytes as well as by count: 10,000
-    sessions of Atari frames would hold 36 GB. Past the cap the least recently used goes."""
+    sessions of Atari frames would hold 54 GB. Past the cap the least recently used goes."""
     frames = gym.spaces.Box(0, 255, (84, 84, 4), np.uint8)
-    assert sessions.session_limit(frames) == (1 << 30) // (84 * 84 * 4 * 129) == 294
+    assert sessions.session_limit(frames) == (1 << 30) // (84 * 84 * 4 * 193) == 197
     assert sessions.session_limit(gym.spaces.Box(-1, 1, (4,), np.float32)) == 10_000
-    monkeypatch.setattr(sessions, "SESSION_BYTES", 2 * 129 * 16)  # two of 2x2x1 float32
+    monkeypatch.setattr(sessions, "SESSION_BYTES", 2 * 193 * 16)  # two of 2x2x1 float32
     served = ServedPolicy(stacking_checkpoint, explore=False)
     assert served.max_sessions == 2
 

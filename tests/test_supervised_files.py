@@ -205,12 +205,25 @@ def test_validation_sees_each_example_once_over_the_workers(
 ) -> None:
     """10 examples over 3 workers are shares of 4, 3 and 3: torch's DistributedSampler
     would hand out 4 each, repeating 2 examples into the summed validation totals."""
+    assert sorted(validation_labels(10, workers, monkeypatch)) == list(range(10))
+
+
+def test_validation_smaller_than_the_workers_gives_each_a_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """2 examples over 3 workers: each worker still validates one (DDP's first validation
+    forward pass broadcasts buffers, so a worker without one would hang the others)."""
+    assert sorted(validation_labels(2, 3, monkeypatch)) == [0, 0, 1]
+
+
+def validation_labels(examples: int, workers: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The labels each of `workers` workers validates on, all together."""
     import torch
     from torch.utils.data import TensorDataset
 
     from rlsuite.supervised.registry import Splits
 
-    data = TensorDataset(torch.arange(10).float(), torch.arange(10))
+    data = TensorDataset(torch.arange(examples).float(), torch.arange(examples))
     splits = Splits(train=data, validation=data)
     config = SupervisedConfig(batch_size=4 * workers, num_workers=workers)
     seen: list[int] = []
@@ -226,4 +239,4 @@ def test_validation_sees_each_example_once_over_the_workers(
         monkeypatch.setattr(batches.ray.train, "get_context", Worker)
         validation = batches.epoch_batches(splits, config, train=False)
         seen += [int(label) for _, labels in validation(3) for label in labels]
-    assert sorted(seen) == list(range(10))
+    return seen

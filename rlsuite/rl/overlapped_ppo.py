@@ -35,6 +35,7 @@ from ray.rllib.utils.metrics import (
     ENV_RUNNER_SAMPLING_TIMER,
     LEARNER_RESULTS,
     LEARNER_UPDATE_TIMER,
+    NUM_AGENT_STEPS_SAMPLED,
     NUM_ENV_STEPS_SAMPLED,
     NUM_ENV_STEPS_SAMPLED_LIFETIME,
     NUM_MODULE_STEPS_TRAINED_LIFETIME,
@@ -52,6 +53,10 @@ class OverlappedPPOConfig(PPOConfig):
     def __init__(self, algo_class: type | None = None) -> None:
         super().__init__(algo_class=algo_class or OverlappedPPO)
         self.overlap_sampling = True
+        # RLlib's gather of the runners' connector states after each iteration queues behind
+        # the sample request in flight: with RLlib's 10 s it would drop their states (a
+        # MeanStdFilter's statistics) whenever a sample outlasts the update by more.
+        self.sync_filters_on_rollout_workers_timeout_s = self.sample_timeout_s
 
     def training(self, *, overlap_sampling: bool | Any = NotProvided, **kwargs: Any) -> Any:
         super().training(**kwargs)
@@ -59,11 +64,29 @@ class OverlappedPPOConfig(PPOConfig):
             self.overlap_sampling = overlap_sampling
         return self
 
+    def env_runners(self, **kwargs: Any) -> Any:
+        super().env_runners(**kwargs)
+        # As patient with the connector-state gather as with a sample (see __init__).
+        self.sync_filters_on_rollout_workers_timeout_s = max(
+            self.sync_filters_on_rollout_workers_timeout_s, self.sample_timeout_s
+        )
+        return self
+
     def validate(self) -> None:
         super().validate()
         if not isinstance(self.overlap_sampling, bool):
             self._value_error(
                 f"overlap_sampling must be True or False, not {self.overlap_sampling!r}"
+            )
+        if (
+            self.overlap_sampling
+            and self.sync_filters_on_rollout_workers_timeout_s < self.sample_timeout_s
+        ):
+            self._value_error(
+                "overlap_sampling gathers the runners' connector states behind a sample "
+                "request: set config.sync_filters_on_rollout_workers_timeout_s (RLlib has no "
+                f"builder for it) to at least sample_timeout_s={self.sample_timeout_s}, or set "
+                "sample_timeout_s with .env_runners(), which raises it"
             )
         if self.overlap_sampling and self.max_requests_in_flight_per_env_runner != 1:
             # With more than one sample request queued on a runner, the policy lag grows
@@ -125,14 +148,22 @@ class OverlappedPPO(PPO):
         return None
 
     def restore_from_path(self, path: Any, *args: Any, **kwargs: Any) -> None:
-        # A sample request sent before the restore would hand the next update episodes of
-        # the weights the restore replaces: wait for it and drop it, so the next request
-        # samples with the restored weights (RLlib's sync after the restore goes first).
-        if self.env_runner_group is not None:
-            self.env_runner_group.fetch_ready_async_reqs(
+        self._drop_samples_in_flight()
+        super().restore_from_path(path, *args, **kwargs)
+
+    def set_state(self, state: Any) -> None:
+        self._drop_samples_in_flight()
+        super().set_state(state)
+
+    def _drop_samples_in_flight(self) -> None:
+        # A sample request sent before a restore would hand the next update episodes of the
+        # weights the restore replaces: wait for it and drop it, so the next request samples
+        # with the restored weights (RLlib's sync after the restore goes first).
+        runners = getattr(self, "env_runner_group", None)  # None while RLlib builds it
+        if runners is not None:
+            runners.fetch_ready_async_reqs(
                 tags=SAMPLE_TAG, timeout_seconds=self._config.sample_timeout_s
             )
-        super().restore_from_path(path, *args, **kwargs)
 
     @property
     def _config(self) -> PPOConfig:
@@ -174,6 +205,7 @@ class OverlappedPPO(PPO):
         episodes: list[Any] = []
         results: list[dict[str, Any]] = []
         steps = 0
+        by_agent = self._config.count_steps_by == "agent_steps"
         while steps < self._config.total_train_batch_size:
             self._request_samples()
             ready: list[tuple[int, Any]] = self._runners.fetch_ready_async_reqs(
@@ -184,9 +216,17 @@ class OverlappedPPO(PPO):
             for _runner_id, (runner_episodes, runner_metrics) in ready:
                 episodes.extend(runner_episodes)
                 results.append(runner_metrics)
-                steps += int(runner_metrics.get(NUM_ENV_STEPS_SAMPLED, 0))
+                steps += _steps_sampled(runner_metrics, by_agent)
         return episodes, results
 
 
 def _sample_with_metrics(runner: EnvRunner) -> tuple[Any, dict[str, Any]]:
     return runner.sample(), runner.get_metrics()
+
+
+def _steps_sampled(runner_metrics: dict[str, Any], by_agent: bool) -> int:
+    """A runner's sample in the unit PPO fills its batch with (RLlib's synchronous
+    sampling counts the same way)."""
+    if by_agent:
+        return sum(int(n) for n in runner_metrics.get(NUM_AGENT_STEPS_SAMPLED, {}).values())
+    return int(runner_metrics.get(NUM_ENV_STEPS_SAMPLED, 0))

@@ -12,7 +12,10 @@ MAX_SESSIONS = 10_000
 KEEP_STEPS = 64  # of a session's episode: enough history for frame stacks and prev-actions
 SESSION_BYTES = 1 << 30
 """Observations a replica keeps for its sessions at most: 10,000 sessions of Atari frames
-(84x84x4 uint8, up to 2 * KEEP_STEPS + 1 of them a session) would hold 36 GB."""
+(84x84x4 uint8, up to KEEPS_AT_MOST of them a session) would hold 54 GB."""
+KEEPS_AT_MOST = 3 * KEEP_STEPS + 1
+"""Observations in a session's episode at most: `ServedPolicy._remember` cuts it past
+2 * KEEP_STEPS steps to a look-back of KEEP_STEPS, then it grows again."""
 
 
 @dataclass
@@ -24,9 +27,8 @@ class Session:
 
 def session_limit(observation_space: gym.Space) -> int:
     """Sessions a replica keeps: MAX_SESSIONS, or fewer where their episodes' observations
-    (up to 2 * KEEP_STEPS + 1 steps before a session's episode is cut) would pass
-    SESSION_BYTES."""
-    per_session = observation_bytes(observation_space) * (2 * KEEP_STEPS + 1)
+    would pass SESSION_BYTES."""
+    per_session = observation_bytes(observation_space) * KEEPS_AT_MOST
     return max(1, min(MAX_SESSIONS, SESSION_BYTES // max(1, per_session)))
 
 

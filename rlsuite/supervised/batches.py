@@ -41,9 +41,11 @@ def _loader_batches(
     # the global RNG, so a resumed run would replay the first epochs' orders. Seeded by the
     # trial's seed and the epoch, the order is the same with or without a resume.
     size, rank = len(cast(Sized, data)), context.get_world_rank()
+    # Validation with fewer examples than workers pads as torch does: a worker without a
+    # batch would skip DDP's buffer broadcast in the first forward pass that the others make.
     sampler: Sampler[int] = (
-        DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=config.seed)
-        if train
+        DistributedSampler(data, num_replicas=world, rank=rank, shuffle=train, seed=config.seed)
+        if train or size < world
         else ValidationShard(size, world, rank)
     )
     # Each worker's share, as the sampler hands it out: the whole split's size would keep a
@@ -72,7 +74,9 @@ class ValidationShard(Sampler[int]):
     """One worker's share of a validation split: every `world`-th example from `rank` on,
     each example on exactly one worker. torch's DistributedSampler pads the shares to one
     length by repeating examples, which the summed validation totals would count twice;
-    here the shares differ by at most one example, and no collective runs per batch."""
+    here the shares differ by at most one example. Only the first forward pass of
+    validation runs a collective (DDP's buffer broadcast), so uneven batch counts are safe
+    where every worker has at least one example."""
 
     def __init__(self, size: int, world: int, rank: int) -> None:
         self.indices = range(rank, size, world)

@@ -51,7 +51,9 @@ class ScaleRun:
     """Rows through the learner's updates per training second after the first result
     (every epoch counted), the same count for PPO and APPO."""
     sampling_s: float | None
-    """RLlib's smoothed seconds per iteration spent sampling (PPO; APPO samples async)."""
+    """RLlib's smoothed seconds per iteration spent sampling (PPO; APPO samples async;
+    overlapped PPO: the wait for the requests in flight, much of which falls into RLlib's
+    connector-state gather after its training step instead)."""
     learning_s: float | None
     """RLlib's smoothed seconds per iteration in the learner update (PPO; APPO's learner
     updates in its own thread, so its timer reads only the hand-over)."""
