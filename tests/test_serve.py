@@ -64,6 +64,7 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
         for i, o in enumerate(obs[:4].tolist()):
             answer = post(port, {"observations": [o], "session_id": "s1", "reset": i == 0})
             assert answer == (200, {"actions": [expected[i]]})
+        assert post(port, {"session_id": "s1", "end": True}) == (200, {"ended": True})
         good = {"observations": [obs[0].tolist()]}
         bad_bodies: list[tuple[bytes, str]] = [
             (b'{"observations": [[0.1, ', "malformed JSON"),
@@ -74,6 +75,7 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
             (json.dumps({"observations": [[True] * 4]}).encode(), "true/false"),
             (json.dumps({"observations": [[0.0, [1.0], 0.0, 0.0]]}).encode(), "ragged"),
             (json.dumps({"observations": [[0.0] * 4], "session_id": 7}).encode(), "session_id"),
+            (json.dumps({"session_id": "s1", "end": 1}).encode(), '"end" must be true or false'),
             # A 500 before (NaN logits; Python's integer limit; json's recursion).
             (json.dumps({"observations": [[1e39, 0.0, 0.0, 0.0]]}).encode(), "float32 cannot hold"),
             (b'{"observations": [[' + b"1" * 5000 + b", 0, 0, 0]]}", "4300 digits"),
@@ -103,6 +105,7 @@ def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_pa
         status, answer = post(port, {"observations": [[0.0] * 5]})
         assert status == 400 and "shape (5,)" in answer["error"]
         assert post(port, {"observations": obs[:2].tolist()}) == (200, {"actions": expected[:2]})
+        assert post(port, {"session_id": "s1", "end": True}) == (200, {"ended": True})
         haproxies = _haproxies()
         assert haproxies, "no HAProxy runs for the server"
     assert not set(haproxies) & set(_haproxies()), "HAProxy outlived the server"

@@ -7,6 +7,7 @@ test_serve_sessions.py serve trained checkpoints over HTTP."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,6 +134,32 @@ def test_a_replica_keeps_fewer_sessions_of_large_observations(
     act("s3")
     with pytest.raises(BadRequest, match=r"^unknown session 's1' .* least recently used of 2\)"):
         act("s1")
+
+
+def test_a_client_ends_its_session(stacking_checkpoint: Path) -> None:
+    """`{"session_id": ID, "end": true}` frees the session at once (its episode ended),
+    instead of leaving it to age out; the id is then unknown, as one never started."""
+    served = ServedPolicy(stacking_checkpoint, explore=False)
+    observation = [[[[0.01], [0.02]], [[0.03], [0.04]]]]
+
+    def parse(**body: Any) -> list[Any]:
+        return served.parse(json.dumps(body).encode(), JSON)
+
+    served.predict(parse(observations=observation, session_id="s1", reset=True))
+    assert list(served.sessions) == ["s1"]
+    steps = parse(session_id="s1", end=True)
+    assert steps == [] and not served.sessions and served.answer([]) == {"ended": True}
+    with pytest.raises(BadRequest, match=r"^unknown session 's1'"):
+        parse(observations=observation, session_id="s1")
+    refusals = [
+        ({"end": True}, '"end": true needs the "session_id"'),
+        ({"session_id": "s1", "end": "yes"}, '"end" must be true or false'),
+        ({"session_id": "s1", "end": True, "observations": observation}, 'without "observations"'),
+        ({"session_id": "s1", "end": True, "reset": True}, 'without "observations" or "reset"'),
+    ]
+    for body, needle in refusals:
+        with pytest.raises(BadRequest, match=re.escape(needle)):
+            parse(**body)
 
 
 def test_replicas_are_refused_where_a_connector_keeps_session_state(

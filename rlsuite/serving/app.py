@@ -98,6 +98,8 @@ class Endpoint:
             items = self.model.parse(await request.body(), request.headers.get("content-type", ""))
         except BadRequest as error:
             return self._error(400, path, str(error))
+        if not items:  # a request with nothing to act on (a session's end)
+            return JSONResponse(self.model.answer([]))
         results = await self.batched(items)
         return JSONResponse(self.model.answer(results))
 

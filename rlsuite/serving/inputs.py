@@ -64,6 +64,21 @@ def session(body: dict[str, Any]) -> tuple[str | None, bool]:
     return session_id, reset
 
 
+def ends_session(body: dict[str, Any]) -> bool:
+    """Whether the request is `{"session_id": ID, "end": true}`: the replica forgets the
+    session (its episode ended) instead of acting."""
+    end = body.get("end", False)
+    if not isinstance(end, bool):
+        raise BadRequest('"end" must be true or false')
+    if not end:
+        return False
+    if body.get("session_id") is None:
+        raise BadRequest('"end": true needs the "session_id" of the session to end')
+    if "observations" in body or body.get("reset", False):
+        raise BadRequest('"end": true ends a session: send it without "observations" or "reset"')
+    return True
+
+
 def observation(value: Any, space: gym.Space, where: str) -> Any:
     """`value` (JSON) as an observation of `space`; BadRequest naming `where` if it is not one."""
     if isinstance(space, gym.spaces.Dict):

@@ -79,11 +79,13 @@ class OnnxPolicy:
     def parse(self, body: bytes, content_type: str) -> list[Step]:
         request = inputs.json_object(body)
         session_id, reset = inputs.session(request)
+        if inputs.ends_session(request):  # nothing kept per session: nothing to forget
+            return []
         given = inputs.field(request, "observations", SINGLE_EXAMPLE)
         return single_agent_steps(given, self.observation_space, session_id, reset)
 
     def answer(self, results: list[Any]) -> dict[str, Any]:
-        return {"actions": [to_json(r) for r in results]}
+        return {"actions": [to_json(r) for r in results]} if results else {"ended": True}
 
     def predict(self, steps: list[Step]) -> list[Any]:
         observations = np.stack([step.observation for step in steps])

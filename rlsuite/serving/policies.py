@@ -97,6 +97,9 @@ class ServedPolicy:
     def parse(self, body: bytes, content_type: str) -> list[Step]:
         request = inputs.json_object(body)
         session_id, reset = inputs.session(request)
+        if inputs.ends_session(request):
+            self.sessions.pop(str(session_id), None)
+            return []
         known = session_id is None or reset or session_id in self.sessions
         if not known and self.session_state:  # a fresh episode would act on a lost history
             raise BadRequest(
@@ -123,6 +126,8 @@ class ServedPolicy:
 
     def answer(self, results: list[Any]) -> dict[str, Any]:
         """The response to one request from the results of its steps."""
+        if not results:  # `"end": true`
+            return {"ended": True}
         if self.multi_agent:
             return {"actions": to_json(results[0])}
         return {"actions": [to_json(r) for r in results]}
