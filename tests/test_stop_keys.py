@@ -11,7 +11,7 @@ import pytest
 from rlsuite import metrics
 from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.options import RunOptions
-from tests.helpers import ROOT, assert_rejected, run_main
+from tests.helpers import ROOT, reject
 
 EXPERIMENTS = ROOT / "experiments"
 
@@ -38,11 +38,10 @@ def test_a_stop_the_run_never_reports_is_refused(
     stop: str,
     needles: tuple[str, ...],
 ) -> None:
-    storage = tmp_path / "results"
-    code = run_main(EXPERIMENTS / f"{experiment}.py", "--smoke", "--stop", stop, storage=storage)
     # The stop is named as the user wrote it, not as the result key it resolves to.
     named = f"stop {stop.partition('=')[0]}: "
-    assert_rejected(capsys, code, storage, named, *needles)
+    path = EXPERIMENTS / f"{experiment}.py"
+    reject(capsys, tmp_path, path, "--smoke", "--stop", stop, needles=(named, *needles))
 
 
 def test_every_command_line_name_comes_back_from_its_key() -> None:

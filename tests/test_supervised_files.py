@@ -93,30 +93,14 @@ def test_imagefolder_without_splits(tmp_path: Path, capsys: pytest.CaptureFixtur
     root = tmp_path / "images"
     (root / "cats").mkdir(parents=True)
     (root / "cats" / "1.png").write_bytes(b"png")
-    reject(
-        capsys,
-        tmp_path,
-        IMAGENET,
-        "--set",
-        f"data_path={root}",
-        "--set",
-        "use_gpu=false",
-        needles=("no", "train directory", "train/<class>"),
-    )
+    needles = ("no", "train directory", "train/<class>")
+    reject(capsys, tmp_path, IMAGENET, *_imagefolder_sets(root), needles=needles)
 
 
 def test_imagefolder_class_count(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = write_imagefolder(tmp_path / "images", classes=3, per_class=1)
-    reject(
-        capsys,
-        tmp_path,
-        IMAGENET,
-        "--set",
-        f"data_path={root}",
-        "--set",
-        "use_gpu=false",
-        needles=("3 class folders but num_classes is 1000", "--set num_classes=3"),
-    )
+    needles = ("3 class folders but num_classes is 1000", "--set num_classes=3")
+    reject(capsys, tmp_path, IMAGENET, *_imagefolder_sets(root), needles=needles)
 
 
 @pytest.mark.parametrize(
@@ -148,11 +132,10 @@ def test_imagefolder_counts_suffixes_in_any_case_as_ray_data_reads_them(tmp_path
     assert imagefolder._count_images(root / "train" / "class_0") == 3
 
 
-def _imagefolder_sets(root: Path, classes: int) -> tuple[str, ...]:
-    return (
-        *("--set", f"data_path={root}", "--set", f"num_classes={classes}"),
-        *("--set", "use_gpu=false"),
-    )
+def _imagefolder_sets(root: Path, classes: int | None = None) -> tuple[str, ...]:
+    """`--set`s for an image folder at `root` on CPU; `classes` None keeps the file's."""
+    count = ("--set", f"num_classes={classes}") if classes is not None else ()
+    return ("--set", f"data_path={root}", *count, "--set", "use_gpu=false")
 
 
 def test_optimizer_steps_count_each_workers_share() -> None:
