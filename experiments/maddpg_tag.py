@@ -19,8 +19,8 @@ default since that day). Without it (`--set training.actor_output_reg=0`) every 
 actor saturated onto one to three actions and the table's earlier row was a team return
 IQM of 6.7 [4.9, 7.8], 0.45 / 0.40 / 0.22 tags an episode (docs/multiagent.md). Runs of
 the penalized config the same day (`--set training.actor_output_reg=0.001`, seeds 0-2)
-tagged PPO's (`ppo_tag.py`) prey more often than PPO's own hunters, and PPO's hunters tagged
-their prey less often than PPO's own prey. Lowe et al.'s comparison, independent-DDPG
+tagged PPO's (`ppo_tag.py`) prey more often than PPO's own hunters did, and PPO's hunters
+tagged these MADDPG prey 2.3x-3.6x less often than PPO's own prey (docs/multiagent.md). Lowe et al.'s comparison, independent-DDPG
 hunters (`--set "training.local_critics=['adversary']"`) against the same MADDPG prey, did
 not hold with the penalty on any of seeds 0-2 (DDPG's hunters tagged 1.10x, 1.31x and 1.03x
 as often as MADDPG's, 1,000 greedy episodes each); without it MADDPG's hunters tagged

@@ -7,15 +7,16 @@ the whole space. The first trial runs the values below (a known good point:
 `ppo_cartpole.py`'s until 2026-11-28); ten more are sampled at random before TPE models
 the results.
 
-Budget: 24 trials, two at a time, each 100k env steps (about 26 s of training at the 3,858
-env steps/s these settings gave in ppo_cartpole.py on 2026-11-24); the metric is each
-trial's mean return at that budget. `scripts/bench_search.py` compares TPE with random search on this task
+Budget: 24 trials, two at a time, each 100k env steps; the metric is each trial's mean
+return at that budget. In the benchmark below the best trials trained 26-71 s each, at
+2,107 env steps/s over the three sweeps (two trials sharing the 2 vCPUs). `scripts/bench_search.py` compares TPE with random search on this task
 (docs/search.md).
 
 Measured (docs/benchmarks.md, `python scripts/benchmark.py --only optuna_ppo_cartpole`,
 sweeps seeded 0-2, 1,966 s for the three): the best trial's return over its last 5
-iterations, IQM 486.6 [95% interval 467.8, 497.2] (467.8, 494.8, 497.2); it was the 24th,
-17th and 4th trial started. The known good first point scored 198.9, 480.1 and 478.5 in
+iterations, IQM 486.6 [95% interval 467.8, 497.2] (467.8, 494.8, 497.2). From the same
+sweeps' trial results (not columns of the table; docs/experiments.md): the best was the
+24th, 17th and 4th trial started, and the known good first point scored 198.9, 480.1 and 478.5 in
 the three sweeps: the same values, different seeds, so one trial of a point says little.
 """
 

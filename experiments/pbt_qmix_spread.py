@@ -7,9 +7,9 @@ perturbation the restored checkpoint would undo fails the trial instead.
 
 Expected: the population keeps QMIX from diverging. Measured (docs/benchmarks.md,
 `python scripts/benchmark.py --only pbt_qmix_spread`, populations seeded 0-2, 2026-11-29,
-33-37 min wall a seed on 2 vCPUs): the best trial's team return over its last 5
+6,472 s of wall time for the three on 2 vCPUs): the best trial's team return over its last 5
 iterations at 500k env steps -50.0, -49.1 and -49.9 (IQM -49.67 [-50.01, -49.15]), level
-at about -50 from 120k steps on. One trial of `qmix_spread.py`'s settings run to 500k
+at about -50 from 120k steps on. `qmix_spread.py`'s settings run to 500k over 3 seeds
 diverged (IQM -104.5, below random's -81); its peak, -54.5 to -55.9 over a 10k-step window
 at 60k-77k steps, is below the populations' -50 (`qmix_spread.py` stops at 100k for that
 reason). VDN at 500k: -42.37 (`vdn_spread.py`).

@@ -11,7 +11,8 @@ prey -10); each team's return is logged beside it (`policy_return_mean/adversary
 
 Measured over seeds 0-2 at 1M env steps (docs/benchmarks.md, `python scripts/benchmark.py
 --only ppo_tag`, 1,223-1,506 s of training a seed, 834 env steps/s): team return IQM 25.8
-[18.0, 37.5] (maddpg_tag's 18.9 [10.4, 26.9]; 6.7 before its output penalty). The hunters'
+[18.0, 37.5] (maddpg_tag's 18.9 [10.4, 26.9]; 6.7 before its output penalty). From the
+same runs' result.json (`policy_return_mean/*`; not columns of the table), the hunters'
 team return (exploring, mean over the 50k steps up to 400k / 1M) went 66.8 -> 34.7 and
 77.1 -> 47.1 on seeds 0 and 2 while their prey's rose (-28.2 -> -17.7, -32.7 -> -21.1): the
 prey learned to escape; seed 1's 67.5 -> 76.7. Each

@@ -7,9 +7,8 @@ the team return (about -81 for uniformly random actions: `python scripts/bench_m
 
 Measured (`--seed 0 --seeds 3 --stop env_steps=50000`, `rlsuite.report
 --final-env-steps 5000`): team return -80.2 to -81.8 over the first 5k steps, IQM -62.9 [-64.9,
--61.7] over the last 5k of 50k (QMIX -58.7, `mappo_spread.py` -65.4; docs/multiagent.md);
-an earlier run of seed 0 alone (`--seed 0 --stop env_steps=100000`, not in the table): -54.5
-over the last 10k of 100k. At 200k over 3 seeds: IQM -50.01 [-50.54, -49.23]. At this file's
+-61.7] over the last 5k of 50k (QMIX -58.7, `mappo_spread.py` -65.4; docs/multiagent.md).
+At 200k over 3 seeds: IQM -50.01 [-50.54, -49.23]. At this file's
 500k over 3 seeds (`python scripts/benchmark.py --only vdn_spread`, docs/benchmarks.md,
 2026-11-28, 558-682 s of training a seed): IQM -42.37 [-43.90, -41.56] over each seed's last
 5 iterations (-41.6, -41.7, -43.9). Unlike QMIX it does not diverge (seed 2 to 300k: -47.1

@@ -114,10 +114,12 @@ ROWS: tuple[Row, ...] = (
         "ppo_atari",
         minutes=370,
         needs=f"{GPU} (10M Atari steps)",
-        written_up_in="1M steps on 2 vCPUs, seed 0, unpadded and padded CNN: [performance.md](performance.md"
-        "#pong-the-nature-cnn-unpadded); 1.35M on an H200 with the padded CNN, seed 0: "
-        "[performance.md](performance.md"
-        "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings)",
+        written_up_in="1M steps on 2 vCPUs, seeds 0 and 1, unpadded and padded CNN: "
+        "[performance.md](performance.md#pong-the-nature-cnn-unpadded); 1.35M on an H200 "
+        "with the padded CNN, seed 0: [performance.md](performance.md"
+        "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings); 793k on an "
+        "H200 with sampling overlapped, seed 0: [performance.md](performance.md"
+        "#on-an-h200-2026-11-30-ppo-with-sampling-overlapped-10000-env-stepss-met)",
     ),
     # check at 8k: mid-climb (100-250 on seeds 0-1 on 2026-11-28); by 64k every seed is at 500
     Row("ppo_cartpole", minutes=1, check_stop=("env_steps=8000",)),
