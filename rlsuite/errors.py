@@ -11,9 +11,10 @@ class PerturbationIgnoredError(RuntimeError):
 
 
 class EnvFailed(Exception):
-    """The user's env raised while the suite played it (`rlsuite.evaluate`); its own error
-    is the cause. Said apart from the suite's own errors, which keep their traceback
-    alone (a bug to report)."""
+    """The user's env raised while the suite built it (`rlsuite.run`'s checks before Ray,
+    `rlsuite.evaluate`) or played it (`rlsuite.evaluate`); its own error is the cause.
+    Said apart from the suite's own errors, which keep their traceback alone (a bug to
+    report)."""
 
 
 class ServeStartFailed(Exception):

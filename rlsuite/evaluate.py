@@ -28,6 +28,7 @@ from rlsuite.tracebacks import first_cause
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130  # the shell's code for a command stopped by Ctrl-C
 DEFAULTS = EvaluateOptions(path=Path())
 
 
@@ -130,6 +131,13 @@ def main(argv: list[str] | None = None) -> int:
     except ExportMismatchError as error:  # a failed check, not bad input: exit 1, one line
         print(f"rlsuite.evaluate: error: {error}", file=sys.stderr)
         return EXIT_FAILED
+    except KeyboardInterrupt:  # a long evaluation (400 games, a video) stopped by Ctrl-C
+        print(
+            "rlsuite.evaluate: interrupted before it finished: no returns are printed for "
+            "the episodes played so far, and a video in progress is not kept",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return 0
 
 

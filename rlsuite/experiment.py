@@ -23,6 +23,33 @@ def _at_least(owner: str, values: Mapping[str, int | float | None], low: float) 
             raise UsageError(f"{owner}({name}={value!r}): must be at least {low:g}")
 
 
+def _full_time_attr(scheduler: Any, owner: str) -> None:
+    """A scheduler's `time_attr` as the result key Tune looks up (`env_steps` too)."""
+    full = _full_key(f"time_attr={scheduler.time_attr!r}", scheduler.time_attr, owner)
+    object.__setattr__(scheduler, "time_attr", full)
+
+
+def _low_high(bounds: Any) -> bool:
+    """(low, high) as a tuple, list or array, low below high."""
+    try:
+        low, high = bounds
+        return not isinstance(bounds, str) and bool(low < high)
+    except (TypeError, ValueError):
+        return False
+
+
+def _check_population(owner: str, scheduler: Any, space: Mapping[str, Any], name: str) -> None:
+    """What Tune's PBT and PB2 would refuse only once Ray runs."""
+    _full_time_attr(scheduler, owner)
+    if not isinstance(space, Mapping) or not space:
+        raise UsageError(f"{owner}({name}={space!r}): name at least one config key to explore")
+    if not 0 <= scheduler.quantile_fraction <= 0.5:
+        raise UsageError(
+            f"{owner}(quantile_fraction={scheduler.quantile_fraction!r}): must be in "
+            "[0, 0.5] (the bottom fraction copies the top one of the same size)"
+        )
+
+
 @dataclass(frozen=True)
 class ASHA:
     """Asynchronous successive halving: stops weak trials early."""
@@ -37,6 +64,7 @@ class ASHA:
 
     def __post_init__(self) -> None:
         _at_least("ASHA", {"max_t": self.max_t, "grace_period": self.grace_period}, 1)
+        _full_time_attr(self, "ASHA")
         if not self.reduction_factor > 1:
             raise UsageError(
                 f"ASHA(reduction_factor={self.reduction_factor!r}): must be more than 1"
@@ -72,6 +100,11 @@ class PBT:
 
     def __post_init__(self) -> None:
         _at_least("PBT", {"perturbation_interval": self.perturbation_interval}, 1)
+        _check_population("PBT", self, self.hyperparam_mutations, "hyperparam_mutations")
+        if not 0 <= self.resample_probability <= 1:
+            raise UsageError(
+                f"PBT(resample_probability={self.resample_probability!r}): must be in [0, 1]"
+            )
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
         return ResumablePBT(
@@ -101,6 +134,13 @@ class PB2:
 
     def __post_init__(self) -> None:
         _at_least("PB2", {"perturbation_interval": self.perturbation_interval}, 1)
+        _check_population("PB2", self, self.hyperparam_bounds, "hyperparam_bounds")
+        for key, bounds in self.hyperparam_bounds.items():
+            if not _low_high(bounds):
+                raise UsageError(
+                    f"PB2(hyperparam_bounds={{{key!r}: {bounds!r}}}): give (low, high) "
+                    "with low below high"
+                )
 
     def build(self, metric: str, mode: str) -> TrialScheduler:
         return resumable_pb2(
@@ -133,7 +173,8 @@ class Experiment:
     `rlsuite.supervised.SupervisedConfig` (model, data set, optimisation and Ray Train
     scaling settings)."""
     stop: Mapping[str, float]
-    """Stop criteria keyed by `rlsuite.metrics` constants; a trial stops at the first one met."""
+    """Stop criteria keyed by `rlsuite.metrics` constants or the command line's short
+    names (`env_steps`, `episode_return_mean`); a trial stops at the first one met."""
     search: Mapping[str, Any] = field(default_factory=dict)
     """Tune param space over flat RLlib config keys or SupervisedConfig fields
     (`{"lr": tune.loguniform(1e-5, 1e-3)}`)."""
@@ -148,7 +189,7 @@ class Experiment:
     """Trials sampled from `search` (the population size under PBT, the trial budget of a
     searcher)."""
     metric: str = metrics.EPISODE_RETURN_MEAN
-    """What schedulers and the summary rank trials by."""
+    """What schedulers and the summary rank trials by (a key or a short name, as `stop`)."""
     mode: Literal["max", "min"] = "max"
     checkpoint_every: int = 10
     """Training iterations between checkpoints; one more is written at the end."""
@@ -169,3 +210,43 @@ class Experiment:
         _at_least("Experiment", {"max_failures": self.max_failures}, -1)  # -1: Tune's "always"
         if self.mode not in ("max", "min"):
             raise UsageError(f"Experiment(mode={self.mode!r}): 'max' or 'min'")
+        _check_kinds(self)
+        # Short names (`env_steps`, as `--stop` takes them) become the result keys Tune
+        # looks up: Tune only warns about a key no result has, so the run would never stop
+        # or rank on it. Names the suite does not know stay for the checks to judge.
+        stop = {_full_key(f"stop={{{key!r}: ...}}", key): v for key, v in self.stop.items()}
+        object.__setattr__(self, "stop", stop)
+        object.__setattr__(self, "metric", _full_key(f"metric={self.metric!r}", self.metric))
+
+
+def _full_key(written: str, name: str, owner: str = "Experiment") -> str:
+    if name in metrics.OLD_API_STACK_NAMES:
+        raise UsageError(
+            f"{owner}({written}): RLlib's old API stack name, which the new "
+            f"stack does not report; use {metrics.OLD_API_STACK_NAMES[name]!r} "
+            "(rlsuite.metrics has the keys)"
+        )
+    return metrics.resolve(name) or name
+
+
+def _check_kinds(experiment: Experiment) -> None:
+    """Fields of the wrong kind fail here, as the file's problem, rather than as an
+    AttributeError once Ray runs (Tune's own scheduler objects look like the right thing)."""
+    if not isinstance(experiment.stop, Mapping):
+        raise UsageError(
+            f"Experiment(stop={type(experiment.stop).__name__}): a dict of result key to "
+            "value, e.g. {metrics.ENV_STEPS_SAMPLED_LIFETIME: 100_000}"
+        )
+    scheduler, searcher = experiment.scheduler, experiment.searcher
+    if scheduler is not None and not isinstance(scheduler, ASHA | PBT | PB2):
+        raise UsageError(
+            f"Experiment(scheduler={type(scheduler).__name__}(...)): use rlsuite.ASHA, "
+            "rlsuite.PBT or rlsuite.PB2, which take the same arguments less metric and mode "
+            "(the suite builds Tune's scheduler with the experiment's)"
+        )
+    if searcher is not None and not isinstance(searcher, Searcher):
+        raise UsageError(
+            f"Experiment(searcher={type(searcher).__name__}(...)): use rlsuite.Optuna, "
+            "HyperOpt, BOHB or BayesOpt (the suite builds Tune's searcher with the "
+            "experiment's metric, mode and search space)"
+        )

@@ -194,6 +194,23 @@ BY_NAME: dict[str, str] = {
 }
 
 STOP_KEYS = frozenset(BY_NAME.values())
+# Stops that every run reaches: a budget, where the others are targets it may never reach.
+BUDGET_KEYS = frozenset({TRAINING_ITERATION, TIME_TOTAL_S, ENV_STEPS_SAMPLED_LIFETIME, EPOCH})
+
+# RLlib's old API stack's result names, absent from the new stack's results. Tune only
+# warns when a stop or scheduler metric is missing, so a file carried over from an old
+# script would never stop or rank on them: they are refused, naming the new one.
+OLD_API_STACK_NAMES = {
+    "episode_reward_mean": "episode_return_mean",
+    "episode_reward_max": "episode_return_max",
+    "sampler_results/episode_reward_mean": "episode_return_mean",
+    "env_runners/episode_reward_mean": "episode_return_mean",
+    "evaluation/episode_reward_mean": "evaluation_return_mean",
+    "evaluation/sampler_results/episode_reward_mean": "evaluation_return_mean",
+    "timesteps_total": "env_steps",
+    "num_env_steps_sampled": "env_steps",
+    "num_agent_steps_sampled": "env_steps",
+}
 
 
 def short_name(key: str) -> str:

@@ -19,6 +19,8 @@ from ray.train import Checkpoint
 from ray.train._internal.session import _TrainingResult
 from ray.tune.schedulers import PopulationBasedTraining
 
+from rlsuite.results import lookup
+
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
@@ -31,7 +33,7 @@ class _RestoresTrialClock:
 
     def on_trial_add(self, tune_controller: Any, trial: Trial) -> None:
         super().on_trial_add(tune_controller, trial)  # type: ignore[misc]
-        reached = (trial.last_result or {}).get(self._time_attr)
+        reached = lookup(trial.last_result or {}, self._time_attr)  # a nested key too
         if reached is None:
             return
         state = self._trial_state[trial]

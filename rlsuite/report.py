@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
         _check_distinct(args.results)
         configs = [runs.load(path) for path in args.results]
         _check_comparable(configs)
+        if args.final_env_steps is not None:
+            _check_env_steps(configs)
     except UsageError as error:
         print(f"rlsuite.report: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -83,6 +85,17 @@ def _check_comparable(configs: list[runs.Config]) -> None:
         raise UsageError(
             f"the results use different metrics ({', '.join(sorted(metrics))}); report runs of one metric together"
         )
+
+
+def _check_env_steps(configs: list[runs.Config]) -> None:
+    """A window in env steps needs runs that count them (RL, not Ray Train's epochs)."""
+    for config in configs:
+        if runs.progress([config]).key != runs.ENV_STEPS.key:
+            raise UsageError(
+                f"--final-env-steps: {config.path} reports no env steps (supervised runs "
+                "count epochs); drop the flag to score each trial's last "
+                f"{runs.FINAL_WINDOW} reported values"
+            )
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
 """`python -m rlsuite.run EXPERIMENT_FILE [flags]`: run one experiment through Ray Tune.
 
 A thin parser over `rlsuite.launch` (rlsuite/launcher/api.py). Exit codes: 0 done, 1 a
-trial failed or (`--as-test`) missed its stop return, 2 bad input, 130 interrupted,
-143 stopped by SIGTERM (both: continue with `--resume`).
+trial failed, the env raised while it was built, or (`--as-test`) the run missed its stop
+return; 2 bad input, 130 interrupted, 143 stopped by SIGTERM (both: continue with
+`--resume`).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import os
 import shlex
 import signal
 import sys
+import traceback
 
-from rlsuite.errors import UsageError
+from rlsuite.errors import EnvFailed, UsageError
 from rlsuite.flags import (
     Parser,
     exit_with,
@@ -21,10 +23,12 @@ from rlsuite.flags import (
     positive_float,
     positive_int,
 )
+from rlsuite.launcher import run_dirs
 from rlsuite.launcher.api import run_prepared
 from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.launcher.shutdown import EXIT_TERMINATED, SHUTDOWN
 from rlsuite.options import DEFAULT_STORAGE_PATH, RunOptions
+from rlsuite.tracebacks import first_cause
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -48,11 +52,23 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(f"rlsuite.run: error: {error}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:  # Ctrl-C before the suite's handling was in place, or a third
+    except EnvFailed as error:  # before Ray: the env's traceback, then one line naming it
+        printed = "".join(traceback.format_exception(error.__cause__ or error))
+        print(printed, file=sys.stderr, end="")
+        print(f"rlsuite.run: {error}: {first_cause(printed)}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt as interrupt:  # before the suite's handling, or a third
         _end_on_next_interrupt()
         if not started:
             print("interrupted before the run started: nothing written", file=sys.stderr)
-        else:  # a Ctrl-C while Tune stopped the trials, or one while Ray started
+        elif isinstance(interrupt, run_dirs.InterruptedBeforeStart):  # while Ray started
+            aside = f"; {interrupt}" if str(interrupt) else ""  # a run --overwrite moved
+            print(
+                "interrupted before the first trial started: nothing to resume; run the "
+                f"same command again{aside}",
+                file=sys.stderr,
+            )
+        else:  # a Ctrl-C while Tune stopped the trials
             print(
                 "interrupted: the trials stopped without a last checkpoint; continue from "
                 f"their last ones with  {resume}",
@@ -121,7 +137,9 @@ def build_parser() -> Parser:
         action="append",
         default=[],
         metavar="METRIC=VALUE",
-        help="replace the stop criteria, e.g. --stop training_iteration=20 or --stop episode_return_mean=450 (repeatable)",
+        help="replace the stop criteria, e.g. --stop training_iteration=20 (repeatable; the "
+        "first met stops); a target alone, e.g. --stop episode_return_mean=450, keeps the "
+        "file's budget of env steps, iterations, time or epochs beside it",
     )
     parser.add_argument(
         "--num-samples",

@@ -53,6 +53,11 @@ class Workload(Protocol):
         """Everything one trial reserves, summed over its actors (CPU, GPU, custom)."""
         ...
 
+    def trial_bundles(self, experiment: Experiment) -> list[dict[str, float]]:
+        """What one trial reserves per actor (its placement group's bundles): each must
+        fit on one node."""
+        ...
+
     def max_concurrent_trials(
         self, experiment: Experiment, cluster_resources: dict[str, float]
     ) -> int | None:

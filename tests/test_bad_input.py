@@ -68,6 +68,26 @@ CONFIG = "PPOConfig().environment('classic/cartpole')"
         (f"{PPO}Experiment({CONFIG}, {{}}, checkpoint_every=0)\n", ("checkpoint_every=0",)),
         (f"{PPO}Experiment({CONFIG}, {{}}, mode='maximize')\n", ("'max' or 'min'",)),
         (f"{PPO}PBT({{'lr': [1e-3]}}, perturbation_interval=0)\n", ("PBT(perturbation_int",)),
+        (f"{PPO}PBT({{'lr': [1e-3]}}, quantile_fraction=0.6)\n", ("must be in [0, 0.5]",)),
+        (f"{PPO}PBT({{}})\n", ("PBT(hyperparam_mutations={})", "at least one config key")),
+        (f"{PPO}PBT({{'lr': [1]}}, resample_probability=2)\n", ("resample_probability=2",)),
+        ("from rlsuite import PB2\nPB2({'lr': (1e-3, 1e-4)})\n", ("low below high",)),
+        # RLlib's old API stack names: the new stack never reports them (Tune only warns).
+        (f"{PPO}Experiment({CONFIG}, {{'episode_reward_mean': 4}})\n", ("use 'episode_return_",)),
+        (f"{PPO}Experiment({CONFIG}, {{}}, metric='timesteps_total')\n", ("use 'env_steps'",)),
+        ("from rlsuite import ASHA\nASHA(time_attr='timesteps_total')\n", ("ASHA(time_attr",)),
+        # Tune's own objects, or no dict: an AttributeError or TypeError once Ray ran.
+        (
+            f"{PPO}from ray.tune.schedulers import ASHAScheduler\n"
+            f"Experiment({CONFIG}, {{}}, scheduler=ASHAScheduler())\n",
+            ("scheduler=AsyncHyperBandScheduler(...)", "use rlsuite.ASHA"),
+        ),
+        (
+            f"{PPO}from ray.tune.search.basic_variant import BasicVariantGenerator\n"
+            f"Experiment({CONFIG}, {{}}, searcher=BasicVariantGenerator())\n",
+            ("searcher=BasicVariantGenerator(...)", "use rlsuite.Optuna"),
+        ),
+        (f"{PPO}Experiment({CONFIG}, None)\n", ("Experiment(stop=NoneType)", "a dict")),
     ],
 )
 def test_a_file_that_exits_or_sets_a_bad_value(
@@ -271,3 +291,45 @@ def test_cli_process_reports_one_line_and_exit_2(tmp_path: Path, flags: tuple[st
     assert run.returncode == 2
     assert run.stderr.strip().count("\n") == 0 and "Traceback" not in run.stderr
     assert not (tmp_path / "results").exists()
+
+
+GRID = """import gymnasium as gym
+from ray.rllib.algorithms.ppo import PPOConfig
+
+from rlsuite import Experiment
+
+
+class Grid(gym.Env):
+    def __init__(self, config):
+        self.size = config["size"]
+
+
+experiment = Experiment(PPOConfig().environment(Grid), {"training_iteration": 1})
+"""
+
+
+def test_an_env_that_raises_while_built_is_named_before_ray(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The user's env failing in its constructor (a key its env_config lacks) was a
+    traceback of the suite's checks, exit 1: now the env's traceback, then one line
+    naming the env and its own file and line; nothing written."""
+    storage = tmp_path / "results"
+    path = write(tmp_path, "grid.py", GRID)
+    code = run_main(path, storage=storage)
+    *printed, last = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and "KeyError: 'size'" in printed, printed
+    assert last.startswith("rlsuite.run: env ") and "raised while it was built: " in last
+    assert last.endswith(f"KeyError: 'size' (at {path}:9)"), last
+    assert not storage.exists()
+
+
+def test_an_env_config_key_the_env_does_not_take(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run_main(
+        CARTPOLE, "--set", "environment.env_config={'gravity': 3}", storage=tmp_path / "results"
+    )
+    assert_rejected(
+        capsys, code, tmp_path / "results", "does not take env_config key 'gravity'", "remove it"
+    )

@@ -19,6 +19,7 @@ import pytest
 from rlsuite.errors import UsageError
 from rlsuite.launcher import cluster as launcher_cluster
 from rlsuite.launcher.cluster import (
+    check_bundles_fit,
     check_resources,
     check_shared_storage,
     ensure_auth_token,
@@ -129,6 +130,33 @@ def test_too_many_gpus_for_the_cluster(cluster: dict[str, str], storage: Path) -
     )
     assert run.returncode == 2, run.stderr[-2000:]
     assert "1 GPU (cluster has 0)" in run.stderr.strip().splitlines()[-1]
+
+
+def test_an_actor_no_single_node_holds(cluster: dict[str, str], storage: Path) -> None:
+    """Two CPUs for the trial's main process: the cluster has two, one on each node, so
+    its placement group could never be placed and the trial waited without an end."""
+    run = run_cli(
+        ROOT / "experiments" / "ppo_cartpole.py",
+        "--smoke",
+        "--address",
+        cluster["address"],
+        "--set",
+        "resources.num_cpus_for_main_process=2",
+        storage=storage,
+        env=TOKEN_ENV,
+    )
+    assert run.returncode == 2, run.stderr[-2000:]
+    error = run.stderr.strip().splitlines()[-1]
+    assert "one actor of a trial needs 2 CPU on one node" in error, error
+    assert "(the largest: 1 CPU)" in error
+    assert not storage.exists()
+
+
+def test_check_bundles_fit_names_the_actor_and_the_largest_node() -> None:
+    nodes = [{"CPU": 8.0, "GPU": 1.0}, {"CPU": 16.0, "GPU": 1.0}]
+    check_bundles_fit([{"CPU": 1.0}, {"CPU": 1.0, "GPU": 1.0}, {"CPU": 16.0}], nodes)
+    with pytest.raises(UsageError, match=r"needs 1 CPU, 2 GPU on one node.*largest: 16 CPU, 1 GPU"):
+        check_bundles_fit([{"CPU": 1.0}, {"CPU": 1.0, "GPU": 2.0}], nodes)
 
 
 def test_check_resources_names_every_missing_resource() -> None:

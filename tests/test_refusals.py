@@ -262,6 +262,9 @@ def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() 
         ("optuna_ppo_cartpole", ("--set", "training.lr=5e-4"), ("search sets 'lr'",)),
         ("pbt_ppo_cartpole", ("--set", "training.lr=5e-4"), ("search sets 'lr'",)),
         ("ppo_cartpole", ("--seeds", "2", "--set", "debugging.seed=3"), ("--seeds sets 'seed'",)),
+        # one population of both seeds' trials: exploits would copy weights across seeds
+        ("pbt_ppo_cartpole", ("--seeds", "2"), ("--seeds 2 with PBT", "--seed $s")),
+        ("pb2_ppo_cartpole", ("--seeds", "3"), ("--seeds 3 with PB2", "one population per")),
         ("optuna_ppo_cartpole", ("--set", "lr=5e-4"), ("did you mean training.lr",)),
         ("hyperopt_bert_sst2", ("--set", "lr=5e-5"), ("search sets 'lr'",)),
     ],

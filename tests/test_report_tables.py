@@ -171,6 +171,20 @@ def test_supervised_report_counts_epochs_not_env_steps(
         plt.close(figure)
 
 
+def test_a_final_window_in_env_steps_of_a_supervised_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It was ignored: numpy's "All-NaN slice" on stderr, each trial's last value scored,
+    and the report claiming a window of the last N env steps."""
+    run = write_supervised_run(tmp_path, seeds=1, epochs=3)
+    output = tmp_path / "report"
+    assert report_main([str(run), "--output", str(output), "--final-env-steps", "100"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert f"--final-env-steps: {run} reports no env steps" in err and "drop the flag" in err
+    assert not output.exists()
+
+
 def test_what_no_trial_reports_is_left_out_without_a_warning(tmp_path: Path) -> None:
     """No throughput: no column; no wall time (another tool's results): "-", with no
     "Mean of empty slice" from numpy."""

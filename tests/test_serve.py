@@ -10,6 +10,7 @@ Classifiers (ResNet, BERT) on a running cluster: tests/test_serve_supervised.py.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -47,14 +48,22 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
     """Greedy actions, sessions, one line per bad request; stopped by SIGTERM twice in a
     row (a wrapper such as `timeout` forwards a signal it also got) and a third while it
     shuts Ray down: still one clean stop, exit 0 (the next test stops its server with
-    Ctrl-C)."""
+    Ctrl-C). RAY_ADDRESS names a cluster that is not there (as a shell left from
+    cluster work would): the server starts a Ray of its own all the same, where joining it
+    failed."""
     checkpoint = locate(cartpole).checkpoint
     obs = observations(checkpoint)
     expected = export.module_actions(load_module(checkpoint), obs).tolist()
     twice = (signal.SIGTERM, signal.SIGTERM)
     logs = tmp_path / "logs"
     with serving(
-        cartpole, logs, "--max-batch-size", "8", stop_signals=twice, late_signal=signal.SIGTERM
+        cartpole,
+        logs,
+        "--max-batch-size",
+        "8",
+        env={**os.environ, "RAY_ADDRESS": "127.0.0.1:1"},
+        stop_signals=twice,
+        late_signal=signal.SIGTERM,
     ) as port:
         assert request(port, "GET", "/healthz") == (200, {"status": "ok"})
         assert post(port, {"observations": obs.tolist()}) == (200, {"actions": expected})

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite import metrics
+from rlsuite.launcher import checks
 from rlsuite.launcher.prepare import load_and_prepare
 from rlsuite.options import RunOptions
 from tests.helpers import ROOT, reject
@@ -69,4 +70,47 @@ def test_every_command_line_name_comes_back_from_its_key() -> None:
 def test_a_stop_the_run_reports_passes(tmp_path: Path, experiment: str, stop: str) -> None:
     options = RunOptions(stops=(stop,), smoke=True, storage_path=str(tmp_path))
     prepared = load_and_prepare(EXPERIMENTS / f"{experiment}.py", options)
-    assert len(prepared.experiment.stop) == 1
+    key = metrics.resolve(stop.partition("=")[0])
+    # A target alone keeps the run's budget beside it (here the smoke run's iterations).
+    assert set(prepared.experiment.stop) == {key, metrics.TRAINING_ITERATION}
+
+
+def test_a_target_alone_keeps_the_files_budget() -> None:
+    """`--stop episode_return_mean=475` replaced the file's env-step budget too: a run that
+    never got there trained until stopped by hand. A budget given replaces both."""
+    file_stop = {metrics.EPISODE_RETURN_MEAN: 450.0, metrics.ENV_STEPS_SAMPLED_LIFETIME: 5e5}
+    target = checks.stops_with_budget(["episode_return_mean=475"], file_stop)
+    assert target == {metrics.ENV_STEPS_SAMPLED_LIFETIME: 5e5, metrics.EPISODE_RETURN_MEAN: 475}
+    budget = checks.stops_with_budget(["env_steps=1000"], file_stop)
+    assert budget == {metrics.ENV_STEPS_SAMPLED_LIFETIME: 1000}
+    assert checks.stops_with_budget([], file_stop) is file_stop
+
+
+def test_a_files_short_names_become_the_keys_tune_looks_up(tmp_path: Path) -> None:
+    """`stop={"env_steps": ...}` in a file passed the check, went to Tune as "env_steps",
+    which no RL result has, and the run never stopped on it (`--as-test` said the stop had
+    no return); the same for `metric` and a scheduler's `time_attr`."""
+    source = (
+        "from ray.rllib.algorithms.ppo import PPOConfig\n"
+        "from rlsuite import ASHA, Experiment\n"
+        "experiment = Experiment(\n"
+        "    PPOConfig().environment('classic/cartpole'),\n"
+        "    {'env_steps': 4000, 'episode_return_mean': 150},\n"
+        "    metric='episode_return_mean',\n"
+        "    scheduler=ASHA(time_attr='env_steps', max_t=4000, grace_period=1000),\n"
+        ")\n"
+    )
+    path = tmp_path / "short_names.py"
+    path.write_text(source)
+    options = RunOptions(as_test=True, storage_path=str(tmp_path / "results"))
+    prepared = load_and_prepare(path, options)
+    experiment = prepared.experiment
+    assert dict(experiment.stop) == {
+        metrics.ENV_STEPS_SAMPLED_LIFETIME: 4000,
+        metrics.EPISODE_RETURN_MEAN: 150,
+    }
+    assert experiment.metric == metrics.EPISODE_RETURN_MEAN
+    assert experiment.scheduler is not None
+    assert experiment.scheduler.time_attr == metrics.ENV_STEPS_SAMPLED_LIFETIME
+    assert prepared.threshold == (metrics.EPISODE_RETURN_MEAN, 150)
+    assert not (tmp_path / "results").exists()

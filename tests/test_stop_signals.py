@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 import rlsuite.run
+from rlsuite.launcher import api
 from rlsuite.launcher import shutdown as shutdown_module
 from rlsuite.launcher.shutdown import Shutdown
 from tests.helpers import ROOT, run_cli, run_main
@@ -211,6 +212,41 @@ def test_a_ctrl_c_while_trials_stop_is_one_line_and_exit_130(
     err = capsys.readouterr().err
     assert code == 130 and len(err.strip().splitlines()) == 1, err
     assert err.startswith("interrupted: the trials stopped") and err.strip().endswith("--resume")
+
+
+@pytest.mark.parametrize("earlier_run", [False, True])
+def test_a_ctrl_c_while_ray_starts_leaves_nothing_to_resume(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    earlier_run: bool,
+) -> None:
+    """Before Tune wrote the run's state the line said to continue with --resume, which
+    then found nothing to resume; the lock and folders stayed, and with --overwrite the
+    earlier run stayed at NAME.replaced-TIME without a word."""
+
+    def ctrl_c_in_ray_init(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(api.tuner, "run", ctrl_c_in_ray_init)
+    storage = tmp_path / "results"
+    earlier = storage / "ppo_cartpole"
+    if earlier_run:
+        earlier.mkdir(parents=True)
+        (earlier / "tuner.pkl").write_bytes(b"the earlier run")
+    handler = signal.getsignal(signal.SIGINT)
+    try:
+        code = run_main(CARTPOLE, "--smoke", "--overwrite", storage=storage)
+    finally:
+        signal.signal(signal.SIGINT, handler)
+    err = capsys.readouterr().err
+    assert code == 130 and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("interrupted before the first trial started: nothing to resume")
+    if earlier_run:  # put back where --resume and evaluate look for it
+        assert sorted(p.name for p in storage.iterdir()) == ["ppo_cartpole"]
+        assert sorted(p.name for p in earlier.iterdir()) == ["tuner.pkl"]
+    else:
+        assert not storage.exists()
 
 
 @pytest.mark.slow  # two runs of 8 one-second iterations; test_sweep_resume kills a driver in CI

@@ -26,6 +26,10 @@ FILE_STORE_FIXES = ("sqlite:///mlflow.db", "MLFLOW_ALLOW_FILE_STORE=true")
         (("--mlflow", "http://127.0.0.1:{port}"), ("no MLflow server answers", "mlflow server")),
         (("--mlflow", "file:./mlruns"), FILE_STORE_FIXES),
         (("--mlflow", "mlruns"), FILE_STORE_FIXES),
+        # SQLAlchemy creates the file, not its folder; these failed in Tune's callback.
+        (("--mlflow", "sqlite:///no/such/folder/mlflow.db"), ("folder no/such/folder does",)),
+        (("--mlflow", "sqlite:///:memory:"), ("in-memory store keeps nothing",)),
+        (("--mlflow", "mysql+pymysql://db.example/mlflow"), ("pip install pymysql",)),
     ],
 )
 def test_bad_tracking_flags_are_refused(

@@ -10,11 +10,16 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from rlsuite.errors import EnvFailed
+from rlsuite.errors import EnvFailed, UsageError
 from rlsuite.evaluation.acting import ConnectedPolicy, EnvStep, EpisodeResult
 from rlsuite.evaluation.multiagent import MultiAgentEpisodeResult
 
 FrameSink = Callable[[np.ndarray], None]
+
+MAX_EPISODE_STEPS = 100_000
+"""Steps after which an episode that has not ended is an error: an env without a time
+limit (a class or a `register_env` creator, which gymnasium's registry does not wrap)
+would play forever. Above every standard limit (Atari's 27,000 agent steps)."""
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,17 @@ def play_episode(
         raise EnvFailed(f"the env raised in reset(seed={seed})") from error
     policy.record_reset(episode, observations, infos)
     _render(env, sink)
-    while not episode.is_done:
+    # A time limit of the env's own above the bound is the env's to enforce.
+    limit = max(MAX_EPISODE_STEPS, getattr(getattr(env, "spec", None), "max_episode_steps", 0) or 0)
+    for steps in range(limit + 1):
+        if episode.is_done:
+            break
+        if steps == limit:
+            raise UsageError(
+                f"the episode seeded {seed} did not end in {limit:,} steps: the "
+                "env has no time limit; wrap it in gymnasium.wrappers.TimeLimit (or register "
+                "it with max_episode_steps)"
+            )
         actions, actions_for_env, extra = policy.act(episode, explore)
         try:
             outcome = env.step(actions_for_env)

@@ -61,6 +61,18 @@ def check_stop(stop: Mapping[str, float]) -> None:
             raise UsageError(f"stop value of '{key}' must be a number, got {value!r}")
 
 
+def stops_with_budget(texts: list[str], file_stop: Mapping[str, float]) -> Mapping[str, float]:
+    """`--stop` flags replace the file's stop; flags that name only targets (a return, a
+    win rate) keep the file's budget (env steps, iterations, time, epochs) beside them,
+    so that a target the run never reaches does not keep it training without an end."""
+    stop = parse_stops(texts)
+    if not stop:
+        return file_stop
+    if not metrics.BUDGET_KEYS.intersection(stop):
+        stop = {**{k: v for k, v in file_stop.items() if k in metrics.BUDGET_KEYS}, **stop}
+    return stop
+
+
 def parse_stops(texts: list[str]) -> dict[str, float]:
     """`--stop METRIC=VALUE` flags as full result keys."""
     stop: dict[str, float] = {}
@@ -149,6 +161,11 @@ def return_threshold(stop: Mapping[str, float]) -> tuple[str, float] | None:
 
 
 def _suggest(name: str) -> str:
+    if name in metrics.OLD_API_STACK_NAMES:
+        return (
+            "that is RLlib's old API stack name, which the new stack does not report; use "
+            f"{metrics.OLD_API_STACK_NAMES[name]}"
+        )
     choices = [*metrics.BY_NAME, *metrics.STOP_KEYS]
     close = difflib.get_close_matches(name, choices, n=2, cutoff=0.5)
     if close:

@@ -174,6 +174,36 @@ def check_resources(needed: dict[str, float], available: dict[str, float]) -> No
         )
 
 
+def check_bundles_fit(bundles: list[dict[str, float]], nodes: list[dict[str, float]]) -> None:
+    """UsageError for an actor of a trial that no single node can hold: its placement
+    group would never be placed, and Tune would keep the trial pending without an end
+    (the totals can fit where each node is too small: 2 GPUs a learner on 1-GPU nodes)."""
+    for bundle in bundles:
+        wanted = {name: amount for name, amount in bundle.items() if amount > 0}
+        if not nodes or any(_holds(node, wanted) for node in nodes):
+            continue
+        largest = max(nodes, key=lambda node: [node.get(name, 0.0) for name in sorted(wanted)])
+        raise UsageError(
+            f"one actor of a trial needs {_amounts(wanted, wanted)} on one node, and no node "
+            f"has that (the largest: {_amounts(wanted, largest)}); lower what one actor asks "
+            "for (the --num-*-per-* flags, resources.num_cpus_for_main_process, or a "
+            "supervised config's cpus_per_worker) or add larger nodes"
+        )
+
+
+def _holds(node: dict[str, float], wanted: dict[str, float]) -> bool:
+    return all(node.get(name, 0.0) + 1e-9 >= amount for name, amount in wanted.items())
+
+
+def _amounts(names: dict[str, float], resources: dict[str, float]) -> str:
+    return ", ".join(f"{resources.get(name, 0.0):g} {name}" for name in sorted(names))
+
+
+def alive_nodes() -> list[dict[str, float]]:
+    """Each live node's resources, as Ray counts them."""
+    return [dict(node["Resources"]) for node in ray.nodes() if node["Alive"]]
+
+
 def check_shared_storage(storage_path: str) -> None:
     """On a cluster spanning several hosts, results must go where every node can write."""
     problem = unshared(storage_path)

@@ -51,8 +51,10 @@ def ray_output_to(logs_dir: Path) -> Iterator[None]:
         os.dup2(log.fileno(), fd)
     try:
         yield
-    except UsageError:
-        raise  # bad input: nothing written
+    except (UsageError, KeyboardInterrupt):
+        # Bad input, or Ctrl-C while Ray started: nothing written (once Ray is up the log
+        # is kept already, and stays).
+        raise
     except BaseException:
         keep_log()  # a real failure: its log is worth more than a clean folder
         raise

@@ -106,6 +106,14 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
 def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
     """The experiment with `--set`, scaling, seed, stop and checkpoint flags applied."""
     search = dict(experiment.search)
+    if (options.seeds or 1) > 1 and isinstance(experiment.scheduler, PBT | PB2):
+        name, first = type(experiment.scheduler).__name__, options.seed or 0
+        seeds = " ".join(str(s) for s in range(first, first + (options.seeds or 1)))
+        raise UsageError(
+            f"--seeds {options.seeds} with {name}: every seed's trials would be one population "
+            "(exploits would copy weights across seeds); run one population per seed: "
+            f"for s in {seeds}; do python -m rlsuite.run FILE --seed $s --name NAME-seed$s; done"
+        )
     if options.seeds:
         first = options.seed or 0
         search["seed"] = tune.grid_search(list(range(first, first + options.seeds)))
@@ -122,7 +130,7 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
         experiment,
         search=search,
         searcher=searcher,
-        stop=checks.parse_stops(list(options.stops)) or experiment.stop,
+        stop=checks.stops_with_budget(list(options.stops), experiment.stop),
         num_samples=options.num_samples or experiment.num_samples,
         checkpoint_every=options.checkpoint_every or experiment.checkpoint_every,
         max_failures=experiment.max_failures

@@ -93,6 +93,7 @@ def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None
     if not ray.is_initialized():
         _start(wanted)
     cluster.check_resources(needed, ray.cluster_resources())
+    cluster.check_bundles_fit(workload.trial_bundles(experiment), cluster.alive_nodes())
     cluster.check_shared_storage(str(launch.storage_path))
 
 

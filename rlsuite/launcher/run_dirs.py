@@ -70,6 +70,11 @@ MAX_NAME_BYTES = NAME_MAX - len(aside_name("", datetime.datetime(2000, 1, 1)))
 """The longest run folder name `--overwrite` can still move aside."""
 
 
+class InterruptedBeforeStart(KeyboardInterrupt):
+    """Ctrl-C before Tune wrote the run's state: the claim was undone, nothing to resume;
+    its message says where a run --overwrite moved aside stayed, if it could not go back."""
+
+
 @contextlib.contextmanager
 def claimed(experiment_dir: Path, overwrite: bool) -> Iterator[None]:
     """The folder is this run's until the block ends; with `overwrite`, the run it held is
@@ -79,16 +84,23 @@ def claimed(experiment_dir: Path, overwrite: bool) -> Iterator[None]:
     with _locked(experiment_dir):
         try:
             yield
-        except UsageError as error:  # refused once Ray joined a cluster (its resources)
-            # Undone while the lock is still held, so that no other run takes the folder
-            # between the removal of this one's and the old run's return.
+        except (UsageError, KeyboardInterrupt) as error:
+            # Refused once Ray joined a cluster (its resources), or Ctrl-C before Tune
+            # wrote the run's state (while Ray started): nothing to resume, so the claim
+            # is undone. Undone while the lock is still held, so that no other run takes
+            # the folder between the removal of this one's and the old run's return.
+            if isinstance(error, KeyboardInterrupt) and holds_run(experiment_dir):
+                raise  # Tune's state is there: --resume continues the run
             if created:
                 (experiment_dir / LOCK_FILE).unlink(missing_ok=True)
                 for folder in created:  # deepest first
                     with contextlib.suppress(OSError):  # not empty: another process's files
                         folder.rmdir()
-            if aside is not None:
-                _put_back(aside, experiment_dir, error)
+            stayed = _put_back(aside, experiment_dir) if aside is not None else None
+            if isinstance(error, KeyboardInterrupt):
+                raise InterruptedBeforeStart(stayed or "") from None
+            if stayed:
+                raise UsageError(f"{error}; {stayed}") from None
             raise
 
 
@@ -107,16 +119,17 @@ def _moved_aside(experiment_dir: Path) -> Path | None:
         return move_aside(experiment_dir)
 
 
-def _put_back(aside: Path, experiment_dir: Path, error: UsageError) -> None:
+def _put_back(aside: Path, experiment_dir: Path) -> str | None:
     """Bad input writes nothing and loses nothing (exit 2), and `--resume` looks for the
     run under its own name: the old run goes back where it was rather than staying at
     NAME.replaced-TIME. Where the refused run left files of its own there (its logs,
     once Ray was up), those files are not this function's to delete: the old run stays
-    aside, and the line says where."""
+    aside, and the line says where (the text returned)."""
     try:
         aside.rename(experiment_dir)  # fails unless the folder is gone or empty
     except OSError:
-        raise UsageError(f"{error}; the run --overwrite moved aside is at {aside}") from None
+        return f"the run --overwrite moved aside is at {aside}"
+    return None
 
 
 @contextlib.contextmanager

@@ -66,10 +66,19 @@ def _smoke_scheduler(scheduler: Scheduler | None) -> Scheduler | None:
         # Synchronous, so that an exploit happens even when one trial starts late (a busy
         # CI machine) and would otherwise finish its two iterations alone.
         return dataclasses.replace(
-            scheduler, perturbation_interval=1, quantile_fraction=0.5, synch=True
+            scheduler,
+            perturbation_interval=1,
+            quantile_fraction=0.5,
+            synch=True,
+            time_attr=metrics.TRAINING_ITERATION,  # the cadence counts smoke iterations
         )
     if isinstance(scheduler, ASHA):
         # Every trial runs all smoke iterations: with a grace period of 1, ASHA stopped
         # whichever trial reached its first rung worse, and which did depended on timing.
-        return dataclasses.replace(scheduler, max_t=ITERATIONS, grace_period=ITERATIONS)
+        return dataclasses.replace(
+            scheduler,
+            max_t=ITERATIONS,
+            grace_period=ITERATIONS,
+            time_attr=metrics.TRAINING_ITERATION,
+        )
     return scheduler

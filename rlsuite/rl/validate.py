@@ -12,7 +12,7 @@ import numpy as np
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
 
 from rlsuite import envs, metrics
-from rlsuite.errors import UsageError
+from rlsuite.errors import EnvFailed, UsageError
 
 _UNEXPECTED_KEY = re.compile(r"unexpected keyword argument '(\w+)'")
 
@@ -65,14 +65,20 @@ def _build(create: Any, config: AlgorithmConfig) -> Any:
         return create(config.env_config)
     except envs.EnvConfigError as error:
         raise UsageError(f"env {name}: {error}") from None
-    except TypeError as error:
-        key = _UNEXPECTED_KEY.search(str(error))
+    except Exception as error:  # the user's env: its own error, said as such (run.py)
+        key = unexpected_key(error)
         if key is None:
-            raise
+            raise EnvFailed(f"env {name} raised while it was built") from error
         raise UsageError(
-            f"env {name} does not take env_config key '{key.group(1)}' ({error}); remove it "
+            f"env {name} does not take env_config key '{key}' ({error}); remove it "
             "from .environment(env_config=...) or --set environment.env_config"
         ) from None
+
+
+def unexpected_key(error: Exception) -> str | None:
+    """The keyword an env's constructor refused (gymnasium passes env_config as keywords)."""
+    found = _UNEXPECTED_KEY.search(str(error)) if isinstance(error, TypeError) else None
+    return found.group(1) if found else None
 
 
 def check_config(config: AlgorithmConfig) -> None:

@@ -102,13 +102,16 @@ class RLWorkload:
         return algorithm_class(experiment)
 
     def trial_resources(self, experiment: Experiment) -> dict[str, float]:
-        request = algorithm_class(experiment).default_resource_request(_config(experiment))
-        assert isinstance(request, PlacementGroupFactory)
         total: dict[str, float] = {}
-        for bundle in request.bundles:
+        for bundle in self.trial_bundles(experiment):
             for name, amount in bundle.items():
                 total[name] = total.get(name, 0.0) + amount
         return total
+
+    def trial_bundles(self, experiment: Experiment) -> list[dict[str, float]]:
+        request = algorithm_class(experiment).default_resource_request(_config(experiment))
+        assert isinstance(request, PlacementGroupFactory)
+        return [dict(bundle) for bundle in request.bundles]
 
     def max_concurrent_trials(
         self, experiment: Experiment, cluster_resources: dict[str, float]

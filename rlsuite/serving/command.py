@@ -138,7 +138,9 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 ensure_auth_token()
             stop_signals.keep_through_shutdown()
             ray.init(
-                address=options.address,
+                # "local": a Ray of our own even where `ray start` or RAY_ADDRESS names a
+                # cluster (plain ray.init() would join it, and refuse num_cpus there).
+                address=options.address or "local",
                 # As many CPUs as check_room counted (Ray's own count can differ in a container).
                 num_cpus=None if options.address else os.cpu_count(),
                 runtime_env=runtime_env,

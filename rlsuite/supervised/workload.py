@@ -63,6 +63,13 @@ class SupervisedWorkload:
 
         return {**worker_resources(_config(experiment)), **DRIVER_RESOURCES}
 
+    def trial_bundles(self, experiment: Experiment) -> list[dict[str, float]]:
+        """The trial's driver, and one bundle per Train worker (Train's own placement)."""
+        from rlsuite.supervised.trainable import worker_resources
+
+        one = worker_resources(_config(experiment).replace(num_workers=1))
+        return [dict(DRIVER_RESOURCES), one]
+
     def max_concurrent_trials(
         self, experiment: Experiment, cluster_resources: dict[str, float]
     ) -> int | None:

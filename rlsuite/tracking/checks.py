@@ -7,6 +7,7 @@ import importlib.util
 import os
 import urllib.error
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from rlsuite.errors import UsageError
@@ -17,6 +18,18 @@ SERVER_TIMEOUT_S = 5.0
 WANDB_NO_NETWORK_MODES = ("offline", "disabled", "dryrun")
 REMOTE_NAMES = ("databricks", "databricks-uc", "uc")
 """Tracking URIs without a scheme that MLflow takes as remote stores, not folders."""
+DB_DRIVERS = {
+    "postgresql": ("psycopg2", "psycopg2-binary"),
+    "postgresql+psycopg2": ("psycopg2", "psycopg2-binary"),
+    "postgresql+psycopg": ("psycopg", "psycopg"),
+    "mysql": ("MySQLdb", "mysqlclient"),
+    "mysql+mysqldb": ("MySQLdb", "mysqlclient"),
+    "mysql+pymysql": ("pymysql", "pymysql"),
+    "mssql": ("pyodbc", "pyodbc"),
+    "mssql+pyodbc": ("pyodbc", "pyodbc"),
+}
+"""SQLAlchemy's database schemes MLflow stores in: (the driver module, its pip package).
+A missing driver fails in Tune's callback, once Ray has started."""
 
 
 def check_tracking(tracking: Tracking) -> None:
@@ -38,6 +51,14 @@ def check_mlflow(uri: str) -> None:
     scheme = urlsplit(uri).scheme
     if scheme in ("http", "https"):
         _check_server(uri)
+    elif scheme == "sqlite":
+        _check_sqlite(uri)
+    elif scheme in DB_DRIVERS and importlib.util.find_spec(DB_DRIVERS[scheme][0]) is None:
+        module, package = DB_DRIVERS[scheme]
+        raise UsageError(
+            f"--mlflow {uri}: SQLAlchemy's driver for {scheme} ({module}) is not installed; "
+            f"pip install {package}"
+        )
     elif scheme in ("", "file") and uri not in REMOTE_NAMES and not _file_store_allowed():
         # MLflow 3.17 raises on its first call to a file store, inside Tune's callback
         # after Ray has started: refuse it here, with MLflow's own two ways out.
@@ -46,6 +67,22 @@ def check_mlflow(uri: str) -> None:
             "new runs in it; give a database store (--mlflow sqlite:///mlflow.db), or set "
             "MLFLOW_ALLOW_FILE_STORE=true to use the file store anyway"
         )
+
+
+def _check_sqlite(uri: str) -> None:
+    """SQLAlchemy creates the database file, not the folder that holds it; an in-memory
+    database would keep nothing past the run."""
+    path = uri.removeprefix("sqlite:").removeprefix("///")
+    if path in ("", ":memory:") or path.startswith("//"):
+        raise UsageError(
+            f"--mlflow {uri}: no database file (an in-memory store keeps nothing); give "
+            "sqlite:///mlflow.db (relative) or sqlite:////absolute/path/mlflow.db"
+        )
+    folder = Path(path.partition("?")[0]).parent
+    if not folder.is_dir():
+        raise UsageError(f"--mlflow {uri}: the folder {folder} does not exist; create it first")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"--mlflow {uri}: the folder {folder} is not writable; pick another")
 
 
 def _file_store_allowed() -> bool:
