@@ -132,6 +132,28 @@ def test_imagefolder_counts_suffixes_in_any_case_as_ray_data_reads_them(tmp_path
     assert imagefolder._count_images(root / "train" / "class_0") == 3
 
 
+def test_imagefolder_skips_what_ray_data_skips(tmp_path: Path) -> None:
+    """Ray Data lists no name that starts with "." or "_": a notebook's checkpoint folder
+    counted as a class ("has 3 class folders ... --set num_classes=3", the wrong fix), and
+    macOS's ._x.png as images Ray Data never reads."""
+    root = write_imagefolder(tmp_path / "images", classes=2, per_class=3)
+    (root / "train" / ".ipynb_checkpoints").mkdir()
+    (root / "train" / "class_0" / "._0.png").write_bytes(b"AppleDouble")
+    config = SupervisedConfig(dataset="imagefolder", data_path=str(root), num_classes=2)
+    imagefolder.check_imagefolder(config)  # 2 classes, not 3
+    assert imagefolder._count_images(root / "train" / "class_0") == 3
+
+
+def test_imagefolder_too_small_for_one_optimizer_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The Train workers refused it, once Ray ran; the check before Ray counts the images."""
+    root = write_imagefolder(tmp_path / "images", classes=2, per_class=8)
+    sets = (*_imagefolder_sets(root, classes=2), "--set", "batch_size=16")
+    needles = ("grad_accum_steps 4 is more than the batches", "16 training examples")
+    reject(capsys, tmp_path, IMAGENET, *sets, "--set", "grad_accum_steps=4", needles=needles)
+
+
 def _imagefolder_sets(root: Path, classes: int | None = None) -> tuple[str, ...]:
     """`--set`s for an image folder at `root` on CPU; `classes` None keeps the file's."""
     count = ("--set", f"num_classes={classes}") if classes is not None else ()
@@ -191,12 +213,13 @@ def test_validation_sees_each_example_once_over_the_workers(
     assert sorted(validation_labels(10, workers, monkeypatch)) == list(range(10))
 
 
-def test_validation_smaller_than_the_workers_gives_each_a_batch(
+def test_validation_smaller_than_the_workers_leaves_one_without(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """2 examples over 3 workers: each worker still validates one (DDP's first validation
-    forward pass broadcasts buffers, so a worker without one would hang the others)."""
-    assert sorted(validation_labels(2, 3, monkeypatch)) == [0, 0, 1]
+    """2 examples over 3 workers: each once, the third worker none (validation runs
+    outside DDP, whose first forward pass would broadcast buffers: a collective that a
+    worker without a batch would never join)."""
+    assert sorted(validation_labels(2, 3, monkeypatch)) == [0, 1]
 
 
 def validation_labels(examples: int, workers: int, monkeypatch: pytest.MonkeyPatch) -> list[int]:

@@ -168,3 +168,39 @@ def test_smoke_switches_to_synthetic_data_and_later_sets_still_apply() -> None:
     real = apply_flags(small, _flags("--set", "dataset=cifar10", "--set", "data_path=/d")).config
     assert isinstance(real, SupervisedConfig)
     assert (real.dataset, real.data_path, real.epochs) == ("cifar10", "/d", 2)
+
+
+SEARCHED = """from ray import tune
+
+from rlsuite import PBT, Experiment, metrics
+from rlsuite.supervised import SupervisedConfig
+
+experiment = Experiment(
+    SupervisedConfig(dataset="synthetic_images", model="resnet18", num_classes=10),
+    {metrics.EPOCH: 1},
+    metric=metrics.VALIDATION_ACCURACY,
+    {space},
+)
+"""
+
+
+@pytest.mark.parametrize(
+    ("space", "needles"),
+    [
+        # "adam" trained as SGD without a word: only "adamw" is Adam.
+        ("search={'optimizer': tune.choice(['sgd', 'adam'])}", ("search optimizer='adam'",)),
+        ("search={'batch_size': tune.grid_search([0, 64])}", ("batch_size=0", "at least 1")),
+        ("scheduler=PBT({'momentum': [0.9, 1.2]})", ("PBT momentum=1.2", "below 1")),
+        ("search={'use_gpu': tune.choice([False, True])}", ("use_gpu=True", "GPU")),
+    ],
+)
+def test_a_searched_value_that_cannot_run_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], space: str, needles: tuple[str, ...]
+) -> None:
+    """Only the config's own values were checked; Tune draws the searched ones inside the
+    trials, where a bad one failed its trial, trained another optimizer, or waited for a
+    GPU with no end."""
+    path = tmp_path / "searched.py"
+    path.write_text(SEARCHED.replace("{space}", space))
+    line = reject(capsys, tmp_path, path, needles=needles)
+    assert "change it there" in line

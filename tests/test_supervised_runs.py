@@ -160,6 +160,34 @@ def test_interrupted_imagefolder_run_resumes_the_epoch_counter(
     assert config.dataset == "imagefolder" and config.num_classes == CLASSES
 
 
+def test_two_workers_validate_each_image_once(
+    tmp_path: Path, storage: Path, ray_cluster: RayCluster
+) -> None:
+    """5 validation images over 2 Train workers: Ray Data's equal split gave each 2 and
+    left one out of the reported loss. The run's loss is the checkpoint's over all 5 (the
+    workers validate with rank 0's BatchNorm statistics, which the checkpoint keeps)."""
+    root = write_imagefolder(tmp_path / "images", classes=5, per_class=4, val_per_class=1)
+    flags = (
+        "--smoke",
+        *("--set", "dataset=imagefolder", "--set", "num_classes=5", "--set", "model=resnet18"),
+        *("--set", f"data_path={root}", "--set", "epochs=1", "--stop", "epoch=1", *ONE_TRIAL),
+        # Half a CPU each: Ray Data reads the images with the CPU the workers leave.
+        *("--set", "num_workers=2", "--set", "cpus_per_worker=0.5"),
+    )
+    run = run_cli(
+        IMAGENET, *flags, "--address", ray_cluster.address, storage=storage, env=ray_cluster.env
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    (trial,) = run.summary("resnet50_imagenet")["trials"]
+    reported = _results(storage / "resnet50_imagenet" / trial["trial"]).iloc[-1]
+    done = evaluate(trial["checkpoint"])
+    assert done.returncode == 0, done.stderr[-2000:]
+    accuracy, loss, examples = _scores(done.stdout)
+    assert examples == 5
+    assert loss == pytest.approx(reported[metrics.VALIDATION_LOSS], rel=1e-3)
+    assert accuracy == pytest.approx(reported[metrics.VALIDATION_ACCURACY])
+
+
 @pytest.mark.slow
 def test_learns_the_synthetic_task_above_chance(storage: Path) -> None:
     run = run_cli(

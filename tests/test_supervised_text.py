@@ -48,6 +48,14 @@ def test_sst2_reads_sentences_and_labels(sst2_dir: Path) -> None:
     assert data.train.text_b is None
 
 
+def test_a_byte_order_mark_is_not_part_of_the_header(tmp_path: Path) -> None:
+    """An Excel export starts with U+FEFF, which was read into the first column's name:
+    "lacks column(s) sentence", a column the line showed as there."""
+    path = tmp_path / "train.tsv"
+    path.write_text("sentence\tlabel\ngood film\t1\n", encoding="utf-8-sig")
+    assert read_glue_tsv(SST2, path).text_a == ["good film"]
+
+
 def test_mnli_reads_pairs_by_header_name(tmp_path: Path) -> None:
     rows = [
         ('"Quoted" premise one.', "A hypothesis.", "entailment"),

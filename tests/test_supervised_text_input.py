@@ -85,6 +85,20 @@ def test_longer_inputs_than_the_pretrained_model_embeds(
     assert_rejected(capsys, code, storage, "more than the 512 positions", "max_seq_length=512")
 
 
+def test_a_pretrained_model_that_is_not_bert(sst2_dir, tmp_path, storage, capsys) -> None:
+    """transformers loads a DistilBERT folder into BERT with a warning, every weight new:
+    the run trained from scratch, and its checkpoint failed to load for evaluate."""
+    from transformers import DistilBertConfig
+
+    distil = tmp_path / "distilbert"
+    DistilBertConfig().save_pretrained(distil)
+    (distil / "model.safetensors").write_bytes(b"")  # only the names are checked before Ray
+    (distil / "vocab.txt").write_text("[PAD]\n")
+    args = [str(SST2_FILE), "--set", f"data_path={sst2_dir}", "--set", f"model_path={distil}"]
+    code = run_main(*args, storage=storage)
+    assert_rejected(capsys, code, storage, "holds a distilbert model", "fine-tunes BERT")
+
+
 def test_missing_pretrained_directory(sst2_dir, tmp_path, storage, capsys) -> None:
     args = [str(SST2_FILE), "--set", f"data_path={sst2_dir}"]
     code = run_main(*args, "--set", f"model_path={tmp_path / 'bert'}", storage=storage)

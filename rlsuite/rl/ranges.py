@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, TypeGuard
 
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
-from ray.tune.search.sample import Categorical, Float, Integer
 
+from rlsuite.domains import candidates
 from rlsuite.errors import UsageError
 from rlsuite.flags import MAX_SEED
 
@@ -64,7 +64,7 @@ def check_search(config: AlgorithmConfig, search: Mapping[str, Any]) -> None:
                 f"did you mean {' or '.join(close)}?" if close else "use flat config keys like lr"
             )
             raise UsageError(f"search: '{key}' is not a key of the RLlib config; {hint}")
-        for value in _candidates(domain):
+        for value in candidates(domain):
             _check_type(key, value, flat[key])
             trial = config.copy(copy_frozen=False)
             trial.update_from_dict({key: value})
@@ -112,20 +112,6 @@ def _check_batches(config: AlgorithmConfig, where: str) -> None:
             "raise replay_buffer_config capacity",
             where,
         )
-
-
-def _candidates(domain: Any) -> Iterable[Any]:
-    if isinstance(domain, Mapping) and "grid_search" in domain:
-        return list(domain["grid_search"])
-    if isinstance(domain, Categorical):
-        return list(domain.categories)
-    if isinstance(domain, Float):
-        return [v for v in (domain.lower, domain.upper) if v is not None and math.isfinite(v)]
-    if isinstance(domain, Integer):
-        return [domain.lower, domain.upper - 1]
-    if isinstance(domain, Mapping | list | tuple | str | int | float | bool):
-        return [domain]  # a constant
-    return []  # a sample_from function: nothing to check before it runs
 
 
 def _check_type(key: str, value: Any, current: Any) -> None:

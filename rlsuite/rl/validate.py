@@ -65,6 +65,8 @@ def _build(create: Any, config: AlgorithmConfig) -> Any:
         return create(config.env_config)
     except envs.EnvConfigError as error:
         raise UsageError(f"env {name}: {error}") from None
+    except UsageError:
+        raise  # the suite's own wrappers (TeamEnv, JointEnv) refuse their options so
     except Exception as error:  # the user's env: its own error, said as such (run.py)
         key = unexpected_key(error)
         if key is None:

@@ -11,6 +11,7 @@ from ray.tune import CheckpointConfig
 from ray.tune.execution.placement_groups import PlacementGroupFactory
 
 from rlsuite import envs
+from rlsuite.domains import mutation_domains
 from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.multiagent.env_runner import BatchedCountsMultiAgentEnvRunner
 from rlsuite.multiagent.validate import check_multi_agent
@@ -60,7 +61,7 @@ class RLWorkload:
         validate.check_config(config)
         ranges.check_ranges(config)
         ranges.check_search(config, experiment.search)
-        ranges.check_search(config, _mutation_domains(experiment))
+        ranges.check_search(config, mutation_domains(experiment.scheduler))
         check_multi_agent(config)
         validate.check_scaling(config)
         validate.check_gpus(config, address)
@@ -124,19 +125,6 @@ class RLWorkload:
             checkpoint_at_end=True,
             num_to_keep=experiment.keep_checkpoints,
         )
-
-
-def _mutation_domains(experiment: Experiment) -> dict[str, Any]:
-    """PBT's mutations and PB2's bounds as search domains (a list is PBT's choice)."""
-    scheduler = experiment.scheduler
-    if isinstance(scheduler, PBT):
-        return {
-            key: {"grid_search": list(value)} if isinstance(value, list | tuple) else value
-            for key, value in scheduler.hyperparam_mutations.items()
-        }
-    if isinstance(scheduler, PB2):
-        return {k: {"grid_search": list(v)} for k, v in scheduler.hyperparam_bounds.items()}
-    return {}
 
 
 def algorithm_class(experiment: Experiment) -> type[Algorithm]:

@@ -41,11 +41,11 @@ def _loader_batches(
     # the global RNG, so a resumed run would replay the first epochs' orders. Seeded by the
     # trial's seed and the epoch, the order is the same with or without a resume.
     size, rank = len(cast(Sized, data)), context.get_world_rank()
-    # Validation with fewer examples than workers pads as torch does: a worker without a
-    # batch would skip DDP's buffer broadcast in the first forward pass that the others make.
+    # Validation: each example on one worker, the shares uneven (even empty: validation
+    # runs outside DDP, loop._validation_model), where torch's sampler pads them to one length.
     sampler: Sampler[int] = (
-        DistributedSampler(data, num_replicas=world, rank=rank, shuffle=train, seed=config.seed)
-        if train or size < world
+        DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=config.seed)
+        if train
         else ValidationShard(size, world, rank)
     )
     # Each worker's share, as the sampler hands it out: the whole split's size would keep a
@@ -74,9 +74,8 @@ class ValidationShard(Sampler[int]):
     """One worker's share of a validation split: every `world`-th example from `rank` on,
     each example on exactly one worker. torch's DistributedSampler pads the shares to one
     length by repeating examples, which the summed validation totals would count twice;
-    here the shares differ by at most one example. Only the first forward pass of
-    validation runs a collective (DDP's buffer broadcast), so uneven batch counts are safe
-    where every worker has at least one example."""
+    here the shares differ by at most one example, and a worker may have none (validation
+    runs no collective per batch: `loop._validation_model`)."""
 
     def __init__(self, size: int, world: int, rank: int) -> None:
         self.indices = range(rank, size, world)
@@ -107,9 +106,9 @@ def _ray_data_batches(
 
 def drops_last(rows: int, config: SupervisedConfig, *, train: bool) -> bool:
     """Training drops a last short batch (a batch of one breaks BatchNorm on 1x1 maps)
-    unless the split is smaller than one batch; validation sees every example (with
-    several workers, a torch data set's each exactly once, `ValidationShard`; Ray Data's
-    equal split leaves up to workers - 1 of them out)."""
+    unless the split is smaller than one batch; validation sees every example, each on
+    exactly one worker (a torch data set's through `ValidationShard`, a Ray Data set's
+    through `validation_split.ExactValidation`)."""
     return train and rows >= config.per_worker_batch_size
 
 

@@ -17,6 +17,7 @@ import numpy as np
 import torch
 
 from rlsuite.errors import UsageError
+from rlsuite.supervised.batches import check_steps
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.registry import Splits, data_dir
 
@@ -51,13 +52,27 @@ def check_imagefolder(config: SupervisedConfig) -> None:
             f"imagefolder: {root}/train has {len(classes['train'])} class folders but "
             f"num_classes is {config.num_classes}; --set num_classes={len(classes['train'])}"
         )
+    _check_optimizer_steps(root / "train", classes["train"], config)
+
+
+def _check_optimizer_steps(train_dir: Path, classes: list[str], config: SupervisedConfig) -> None:
+    """An epoch must make an optimizer step (`batches.check_steps`, which the Train workers
+    would raise once Ray runs); counting stops at the images one step needs."""
+    workers = config.max_workers or config.num_workers
+    per_worker = config.replace(num_workers=workers).per_worker_batch_size
+    enough, seen = workers * per_worker * config.grad_accum_steps, 0
+    for name in classes:
+        seen += _count_images(train_dir / name)
+        if seen >= enough:
+            return
+    check_steps(seen, config, workers)
 
 
 def class_names(split_dir: Path) -> list[str]:
     """Sorted class folder names (their index is the label, as in torchvision's ImageFolder)."""
     if not split_dir.is_dir():
         raise UsageError(f"imagefolder: no {split_dir} directory; data_path must be {LAYOUT}")
-    names = sorted(p.name for p in split_dir.iterdir() if p.is_dir())
+    names = sorted(p.name for p in split_dir.iterdir() if p.is_dir() and not _hidden(p))
     if not names:
         raise UsageError(
             f"imagefolder: {split_dir} has no class folders; data_path must be {LAYOUT}"
@@ -149,7 +164,13 @@ def _files(directory: Path) -> list[Path]:
 
 def _is_image(path: Path) -> bool:
     # Ray Data matches extensions regardless of case (.JPG, .Png): count as it reads.
-    return path.suffix.lstrip(".").lower() in READ_EXTENSIONS
+    return path.suffix.lstrip(".").lower() in READ_EXTENSIONS and not _hidden(path)
+
+
+def _hidden(path: Path) -> bool:
+    """Ray Data's file listing skips names that start with "." or "_" (.ipynb_checkpoints,
+    macOS's ._x.jpg): counted, they would be classes or images it never reads."""
+    return path.name.startswith((".", "_"))
 
 
 def _count_images(directory: Path) -> int:

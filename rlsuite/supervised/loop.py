@@ -132,7 +132,8 @@ def train_epoch(run: Run, epoch: int) -> dict[str, float]:
 
 
 def evaluate(run: Run) -> dict[str, float]:
-    totals = validation_totals(run.model, run.validation_batches(0), run.device, run.config)
+    model = _validation_model(run.model)
+    totals = validation_totals(model, run.validation_batches(0), run.device, run.config)
     loss, hits, total = _all_reduce(totals, run.device)
     return {
         metrics.VALIDATION_LOSS: loss / max(1.0, total),
@@ -161,6 +162,20 @@ def validation_totals(
         correct += (logits.argmax(dim=1) == labels).sum()
         count += labels.shape[0]
     return [loss_sum.item(), correct.item(), float(count)]
+
+
+def _validation_model(model: torch.nn.Module) -> torch.nn.Module:
+    """The bare module, with rank 0's buffers (BatchNorm's statistics, which the checkpoint
+    keeps) on every rank. Through DDP the first validation forward pass would broadcast
+    them itself, a collective that hangs the other ranks where one rank's share of the
+    validation split is empty: the shares are uneven so that each example counts once."""
+    inner = getattr(model, "_orig_mod", model)  # under torch.compile
+    if not isinstance(inner, DistributedDataParallel):
+        return model
+    module = inner.module
+    for buffer in module.buffers():
+        dist.broadcast(buffer, src=0)
+    return module
 
 
 def logits_of(model: torch.nn.Module, inputs: Any) -> torch.Tensor:

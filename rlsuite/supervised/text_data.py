@@ -100,7 +100,9 @@ def read_glue_tsv(task: GlueTask, path: Path, limit: int | None = None) -> TextE
 
 def _read_glue_tsv(task: GlueTask, path: Path, limit: int | None) -> TextExamples:
     # GLUE's TSVs are not CSV-quoted: a sentence may start with a quote character.
-    with path.open(encoding="utf-8", newline="") as file:
+    # utf-8-sig: a byte-order mark (an Excel export) would be part of the first column's
+    # name, refused as a missing column that the line shows as present.
+    with path.open(encoding="utf-8-sig", newline="") as file:
         rows = csv.reader(file, delimiter="\t", quoting=csv.QUOTE_NONE)
         header = next(rows, None)
         if header is None:

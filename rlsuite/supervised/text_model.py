@@ -118,12 +118,19 @@ def check_positions(path: Path, max_seq_length: int) -> None:
     """A pretrained BERT embeds at most `max_position_embeddings` positions (512 for
     bert-base): longer inputs would fail with an index error inside the trial."""
     try:
-        positions = json.loads((path / _CONFIG_FILE).read_text()).get("max_position_embeddings")
+        saved = json.loads((path / _CONFIG_FILE).read_text())
+        positions, model_type = saved.get("max_position_embeddings"), saved.get("model_type")
     except (OSError, ValueError, AttributeError):
         raise UsageError(
             f"model_path {path}: {_CONFIG_FILE} is not a model config (JSON written by "
             "save_pretrained)"
         ) from None
+    if model_type is not None and model_type != "bert":
+        # transformers loads other weights into BERT with a warning, every weight then new.
+        raise UsageError(
+            f"model_path {path} holds a {model_type} model; the suite fine-tunes BERT: give "
+            "a BERT checkpoint (bert-base-uncased's folder) or model_path=None"
+        )
     if isinstance(positions, int) and max_seq_length > positions:
         raise UsageError(
             f"max_seq_length {max_seq_length} is more than the {positions} positions the "

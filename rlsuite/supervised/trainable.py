@@ -30,6 +30,7 @@ from ray.util.queue import Queue
 from rlsuite.supervised import registry
 from rlsuite.supervised.config import SupervisedConfig
 from rlsuite.supervised.loop import train_loop_per_worker
+from rlsuite.supervised.validation_split import ExactValidation
 
 TRAIN_RUNS_DIR = "train_runs"
 POLL_S = 0.5
@@ -125,6 +126,7 @@ def train_driver(trial_config: dict[str, Any], checkpoint_every: int = 1) -> Non
             checkpoint_config=ray.train.CheckpointConfig(num_to_keep=1),
         ),
         datasets=datasets,
+        dataset_config=ExactValidation(),
     )
     try:
         _run_and_forward(trainer, queue)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import typing
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 from rlsuite import metrics
+from rlsuite.domains import candidates, mutation_domains
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.supervised import registry
@@ -56,7 +57,26 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
                 "to it; stop on validation_accuracy, epoch or time_total_s"
             )
     check_gpus(config, address)
+    _check_values("search", config, experiment.search, address)
+    _check_values(type(scheduler).__name__, config, mutation_domains(scheduler), address)
     registry.check_data(config)
+
+
+def _check_values(
+    where: str, config: SupervisedConfig, space: Mapping[str, Any], address: str | None
+) -> None:
+    """Every value a searched or explored key can take makes a config that runs: Tune
+    draws them inside the trials, where a bad one fails its trial, or trains something
+    else without a word (an optimizer name that is not one)."""
+    for key, domain in space.items():
+        for value in candidates(domain):
+            try:
+                trial = config.replace(**{key: value})
+                check_config(trial)
+                check_gpus(trial, address)
+            except UsageError as error:
+                reason = str(error).split("; fix it with --set")[0]  # the fix is the search's
+                raise UsageError(f"{where} {key}={value!r}: {reason}; change it there") from None
 
 
 def check_config(config: SupervisedConfig) -> None:

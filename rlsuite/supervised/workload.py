@@ -115,14 +115,19 @@ def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
     return config.replace(**changes)
 
 
+def _largest_of(values: Any, default: Any) -> Any:
+    """None (max_workers' "a fixed size") is no size: the others', else the default."""
+    return max((v for v in values if v is not None), default=default)
+
+
 def _largest(space: Any, default: Any) -> Any:
     """The largest value a searched key can take: a grid's or a choice's largest, a
     range's upper bound (Tune's `randint` excludes it: one more than can come, never
     less); a `sample_from` function's is unknown, so the config's own value stands."""
     if isinstance(space, dict) and "grid_search" in space:
-        return max(space["grid_search"])
+        return _largest_of(space["grid_search"], default)
     if hasattr(space, "categories"):
-        return max(space.categories)
+        return _largest_of(space.categories, default)
     if hasattr(space, "upper"):
         return space.upper
     return default if callable(space) or hasattr(space, "sample") else space
