@@ -333,3 +333,15 @@ def test_an_env_config_key_the_env_does_not_take(
     assert_rejected(
         capsys, code, tmp_path / "results", "does not take env_config key 'gravity'", "remove it"
     )
+
+
+@pytest.mark.timeout(300)  # unrefused, the trial would fail inside Ray
+def test_a_model_config_the_rlmodule_cannot_take(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Only multi-agent configs built their RLModules before Ray: a single-agent one
+    failed inside its trial with RLlib's traceback."""
+    storage = tmp_path / "results"
+    flags = ("--smoke", "--set", "rl_module.model_config.fcnet_activation=gelu")
+    code = run_main(CARTPOLE, *flags, storage=storage)
+    assert_rejected(capsys, code, storage, "no RLModule for env classic/cartpole", "gelu")

@@ -64,6 +64,7 @@ def test_model_must_fit_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ("optimizer=adam", ("optimizer must be one of sgd, adamw",)),
         ("lr=0", ("lr must be more than 0",)),
         ("batch_size=0", ("batch_size must be at least 1",)),
+        ("seed=-1", ("seed must be a whole number from 0 to 4,294,967,295", "-1")),
         # Found by torch only inside the trial, or not at all (inf trains to NaN):
         ("weight_decay=1e999", ("weight_decay must be a finite number, got inf",)),
         ("momentum=1.0", ("momentum must be below 1",)),

@@ -10,6 +10,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 from ray.rllib.algorithms.algorithm_config import AlgorithmConfig
+from ray.rllib.core import DEFAULT_MODULE_ID
 
 from rlsuite import envs, metrics
 from rlsuite.errors import EnvFailed, UsageError
@@ -31,8 +32,32 @@ def check_env(config: AlgorithmConfig) -> None:
     env = _build(create, config)
     try:
         check_frames(config, env)
+        if not config.is_multi_agent:  # multi-agent: every policy's, check_modules_build
+            check_module_builds(config, env)
     finally:
         env.close()
+
+
+def check_module_builds(config: AlgorithmConfig, env: Any) -> None:
+    """Build the RLModule as the env runners will, from the env's spaces: a model config
+    it cannot take (`fcnet_activation="gelu"`, filters that do not fit the frames) would
+    otherwise fail inside the trial with a long traceback."""
+    observations = getattr(env, "single_observation_space", env.observation_space)
+    actions = getattr(env, "single_action_space", env.action_space)
+    # Building logs RLlib's notices (deprecated code paths): bad input is one line only.
+    previous = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        spec = config.get_rl_module_spec(spaces={DEFAULT_MODULE_ID: (observations, actions)})
+        spec.build()
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise UsageError(
+            f"no RLModule for env {envs.display_name(config.env)}: {reason} (fix the model "
+            "config, .rl_module(model_config=...) or --set rl_module.model_config...)"
+        ) from None
+    finally:
+        logging.disable(previous)
 
 
 def check_frames(config: AlgorithmConfig, env: Any) -> None:

@@ -12,6 +12,7 @@ from rlsuite import metrics
 from rlsuite.domains import candidates, mutation_domains
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PB2, PBT, Experiment
+from rlsuite.flags import MAX_SEED
 from rlsuite.supervised import registry
 from rlsuite.supervised.config import SupervisedConfig, field_names
 
@@ -101,6 +102,8 @@ def check_config(config: SupervisedConfig) -> None:
         raise UsageError(f"momentum must be below 1, got {config.momentum}")
     if config.label_smoothing > 1:
         raise UsageError(f"label_smoothing must be 1 or less, got {config.label_smoothing}")
+    if not 0 <= config.seed <= MAX_SEED:  # Ray Data's shuffle and torch refuse others
+        raise UsageError(f"seed must be a whole number from 0 to {MAX_SEED:,}, got {config.seed}")
     if config.num_classes < 2:
         raise UsageError(f"num_classes must be at least 2, got {config.num_classes}")
     if config.max_workers is not None and config.max_workers < config.num_workers:
