@@ -19,8 +19,10 @@ def candidates(domain: Any) -> Iterable[Any]:
         return list(domain["grid_search"])
     if isinstance(domain, Categorical):
         return list(domain.categories)
-    if isinstance(domain, Float):
-        return [v for v in (domain.lower, domain.upper) if v is not None and math.isfinite(v)]
+    if isinstance(domain, Float):  # uniform draws below its upper end, never at it
+        below = None if domain.upper is None else math.nextafter(domain.upper, -math.inf)
+        ends = (domain.lower, below)
+        return [v for v in ends if v is not None and math.isfinite(v)]
     if isinstance(domain, Integer):
         return [domain.lower, domain.upper - 1]
     if isinstance(domain, Mapping | list | tuple | str | int | float | bool):

@@ -99,56 +99,31 @@ def test_token_authentication_stays_on(cluster: dict[str, str], storage: Path) -
     assert "export RAY_AUTH_MODE=token" in line, line
 
 
-def test_too_many_env_runners_for_the_cluster(cluster: dict[str, str], storage: Path) -> None:
-    run = run_cli(
-        ROOT / "experiments" / "ppo_cartpole.py",
-        "--smoke",
-        "--address",
-        cluster["address"],
-        "--num-env-runners",
-        "1",
-        "--num-cpus-per-env-runner",
-        "4",
-        storage=storage,
-        env=TOKEN_ENV,
-    )
+@pytest.mark.parametrize(
+    ("flags", "needles"),
+    [
+        (
+            ("--num-env-runners", "1", "--num-cpus-per-env-runner", "4"),
+            ("one trial needs more than the cluster has: 5 CPU (cluster has 2)",),
+        ),
+        (("--num-gpus-per-learner", "1"), ("1 GPU (cluster has 0)",)),
+        # Two CPUs for the trial's main process: the cluster has two, one on each node, so
+        # its placement group could never be placed and the trial waited without an end.
+        (
+            ("--set", "resources.num_cpus_for_main_process=2"),
+            ("one actor of a trial needs 2 CPU on one node", "(the largest: 1 CPU)"),
+        ),
+    ],
+)
+def test_a_trial_the_cluster_cannot_hold(
+    cluster: dict[str, str], storage: Path, flags: tuple[str, ...], needles: tuple[str, ...]
+) -> None:
+    experiment = ROOT / "experiments" / "ppo_cartpole.py"
+    address = ("--address", cluster["address"])
+    run = run_cli(experiment, "--smoke", *address, *flags, storage=storage, env=TOKEN_ENV)
     assert run.returncode == 2, run.stderr[-2000:]
     error = run.stderr.strip().splitlines()[-1]
-    assert "one trial needs more than the cluster has: 5 CPU (cluster has 2)" in error
-    assert not storage.exists()
-
-
-def test_too_many_gpus_for_the_cluster(cluster: dict[str, str], storage: Path) -> None:
-    run = run_cli(
-        ROOT / "experiments" / "ppo_cartpole.py",
-        "--address",
-        cluster["address"],
-        "--num-gpus-per-learner",
-        "1",
-        storage=storage,
-        env=TOKEN_ENV,
-    )
-    assert run.returncode == 2, run.stderr[-2000:]
-    assert "1 GPU (cluster has 0)" in run.stderr.strip().splitlines()[-1]
-
-
-def test_an_actor_no_single_node_holds(cluster: dict[str, str], storage: Path) -> None:
-    """Two CPUs for the trial's main process: the cluster has two, one on each node, so
-    its placement group could never be placed and the trial waited without an end."""
-    run = run_cli(
-        ROOT / "experiments" / "ppo_cartpole.py",
-        "--smoke",
-        "--address",
-        cluster["address"],
-        "--set",
-        "resources.num_cpus_for_main_process=2",
-        storage=storage,
-        env=TOKEN_ENV,
-    )
-    assert run.returncode == 2, run.stderr[-2000:]
-    error = run.stderr.strip().splitlines()[-1]
-    assert "one actor of a trial needs 2 CPU on one node" in error, error
-    assert "(the largest: 1 CPU)" in error
+    assert all(needle in error for needle in needles), error
     assert not storage.exists()
 
 

@@ -133,15 +133,16 @@ def test_imagefolder_counts_suffixes_in_any_case_as_ray_data_reads_them(tmp_path
 
 
 def test_imagefolder_skips_what_ray_data_skips(tmp_path: Path) -> None:
-    """Ray Data lists no name that starts with "." or "_": a notebook's checkpoint folder
-    counted as a class ("has 3 class folders ... --set num_classes=3", the wrong fix), and
-    macOS's ._x.png as images Ray Data never reads."""
+    """Ray Data lists no folder below the one it reads whose name starts with "." or "_":
+    a notebook's checkpoint folder counted as a class ("has 4 class folders ... --set
+    num_classes=4", the wrong fix)."""
     root = write_imagefolder(tmp_path / "images", classes=2, per_class=3)
-    (root / "train" / ".ipynb_checkpoints").mkdir()
-    (root / "train" / "class_0" / "._0.png").write_bytes(b"AppleDouble")
+    for split in ("train", "val"):
+        (root / split / ".ipynb_checkpoints").mkdir()
+        shutil.copytree(root / split / "class_0", root / split / "_unsorted")
     config = SupervisedConfig(dataset="imagefolder", data_path=str(root), num_classes=2)
-    imagefolder.check_imagefolder(config)  # 2 classes, not 3
-    assert imagefolder._count_images(root / "train" / "class_0") == 3
+    imagefolder.check_imagefolder(config)  # 2 classes, not 4
+    assert imagefolder.class_names(root / "train") == ["class_0", "class_1"]
 
 
 def test_imagefolder_too_small_for_one_optimizer_step(

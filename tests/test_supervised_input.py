@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 import pytest
+import torch
 
 from rlsuite.launcher.loader import load_experiment
 from rlsuite.launcher.prepare import apply_flags
@@ -192,7 +193,11 @@ experiment = Experiment(
         ("search={'optimizer': tune.choice(['sgd', 'adam'])}", ("search optimizer='adam'",)),
         ("search={'batch_size': tune.grid_search([0, 64])}", ("batch_size=0", "at least 1")),
         ("scheduler=PBT({'momentum': [0.9, 1.2]})", ("PBT momentum=1.2", "below 1")),
-        ("search={'use_gpu': tune.choice([False, True])}", ("use_gpu=True", "GPU")),
+        pytest.param(
+            "search={'use_gpu': tune.choice([False, True])}",
+            ("use_gpu=True", "GPU"),
+            marks=pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU"),
+        ),
     ],
 )
 def test_a_searched_value_that_cannot_run_is_refused(
@@ -205,3 +210,15 @@ def test_a_searched_value_that_cannot_run_is_refused(
     path.write_text(SEARCHED.replace("{space}", space))
     line = reject(capsys, tmp_path, path, needles=needles)
     assert "change it there" in line
+
+
+def test_a_range_is_checked_below_its_upper_end(tmp_path: Path) -> None:
+    """tune.uniform never draws its upper end: momentum up to 1.0 is searchable, though
+    momentum 1.0 itself is refused."""
+    from rlsuite.launcher.prepare import load_and_prepare
+    from rlsuite.options import RunOptions
+
+    path = tmp_path / "searched.py"
+    path.write_text(SEARCHED.replace("{space}", "search={'momentum': tune.uniform(0.8, 1.0)}"))
+    prepared = load_and_prepare(path, RunOptions(storage_path=str(tmp_path / "results")))
+    assert "momentum" in prepared.experiment.search

@@ -130,7 +130,7 @@ def make_env(name: str | type, env_config: dict, render: bool) -> gym.Env:
     except envs.EnvConfigError as error:
         raise UsageError(f"env {name}: {error}") from None
     except UsageError:
-        raise  # the suite's own wrappers (TeamEnv, JointEnv) refuse their options so
+        raise  # the suite's own env wrappers (TeamEnv, JointEnv) refuse bad options so
     except Exception as error:  # the user's env: its traceback, then one line (evaluate.py)
         key = unexpected_key(error)
         if render and key == "render_mode":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,6 +13,7 @@ from rlsuite.errors import UsageError
 from rlsuite.multiagent.centralized_critic import check_centralized_critic
 from rlsuite.multiagent.policies import AgentSpaces, agent_spaces, check_mapping
 from rlsuite.multiagent.selfplay import check_self_play
+from rlsuite.rl.module_build import build_failure
 
 MASKING_MODULE = (
     "ray.rllib.examples.rl_modules.classes.action_masking_rlm.ActionMaskingTorchRLModule"
@@ -68,23 +68,16 @@ def check_modules_build(env_name: str, config: AlgorithmConfig) -> None:
     that does not fit the observations (a board RLlib has no default CNN for, say) would
     otherwise fail inside the trial with a long traceback."""
     env: Any = envs.make(env_name, config.env_config)
-    # Building modules logs RLlib's notices (its own deprecated code paths, a catalog it
-    # could not make): on bad input the user must see one line only.
-    previous = logging.root.manager.disable
-    logging.disable(logging.WARNING)
     try:
         specs = config.get_multi_rl_module_spec(env=env).rl_module_specs or {}
         for policy, module_spec in specs.items():
-            try:
-                module_spec.build()
-            except (ValueError, TypeError, KeyError, AttributeError) as error:
-                reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+            reason = build_failure(module_spec)
+            if reason is not None:
                 raise UsageError(
                     f"policy '{policy}' gets no RLModule for {env_name}: {reason} (fix its "
                     "model config, .rl_module(model_config=...), or its RLModuleSpec)"
-                ) from None
+                )
     finally:
-        logging.disable(previous)
         env.close()
 
 

@@ -14,6 +14,7 @@ from ray.rllib.core import DEFAULT_MODULE_ID
 
 from rlsuite import envs, metrics
 from rlsuite.errors import EnvFailed, UsageError
+from rlsuite.rl.module_build import build_failure
 
 _UNEXPECTED_KEY = re.compile(r"unexpected keyword argument '(\w+)'")
 
@@ -32,32 +33,39 @@ def check_env(config: AlgorithmConfig) -> None:
     env = _build(create, config)
     try:
         check_frames(config, env)
-        if not config.is_multi_agent:  # multi-agent: every policy's, check_modules_build
-            check_module_builds(config, env)
     finally:
         env.close()
 
 
-def check_module_builds(config: AlgorithmConfig, env: Any) -> None:
-    """Build the RLModule as the env runners will, from the env's spaces: a model config
-    it cannot take (`fcnet_activation="gelu"`, filters that do not fit the frames) would
-    otherwise fail inside the trial with a long traceback."""
+def check_module_builds(config: AlgorithmConfig) -> None:
+    """Build a single-agent config's RLModule as the env runners will, from the env's
+    spaces: a model config it cannot take (`fcnet_activation="gelu"`, filters that do not
+    fit the frames) would otherwise fail inside the trial with a long traceback. Last of
+    the checks, so that the more precise refusals come first (multi-agent configs build
+    every policy's in `check_modules_build`)."""
+    if config.env is None or config.is_multi_agent or config._env_to_module_connector:
+        return  # a connector (private: RLlib has no getter) may change the observations
+    env = _build(envs.creator(config.env), config)
+    try:
+        _check_module_builds(config, env)
+    finally:
+        env.close()
+
+
+def _check_module_builds(config: AlgorithmConfig, env: Any) -> None:
     observations = getattr(env, "single_observation_space", env.observation_space)
     actions = getattr(env, "single_action_space", env.action_space)
-    # Building logs RLlib's notices (deprecated code paths): bad input is one line only.
-    previous = logging.root.manager.disable
-    logging.disable(logging.WARNING)
-    try:
-        spec = config.get_rl_module_spec(spaces={DEFAULT_MODULE_ID: (observations, actions)})
-        spec.build()
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
-        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+    spaces = {DEFAULT_MODULE_ID: (observations, actions)}
+    try:  # as the env runners ask for it (SingleAgentEnvRunner.make_module)
+        spec = config.get_rl_module_spec(spaces=spaces, inference_only=True)
+    except NotImplementedError:
+        return  # an algorithm without a default module: RLlib will say so
+    reason = build_failure(spec)
+    if reason is not None:
         raise UsageError(
             f"no RLModule for env {envs.display_name(config.env)}: {reason} (fix the model "
             "config, .rl_module(model_config=...) or --set rl_module.model_config...)"
-        ) from None
-    finally:
-        logging.disable(previous)
+        )
 
 
 def check_frames(config: AlgorithmConfig, env: Any) -> None:
@@ -91,7 +99,7 @@ def _build(create: Any, config: AlgorithmConfig) -> Any:
     except envs.EnvConfigError as error:
         raise UsageError(f"env {name}: {error}") from None
     except UsageError:
-        raise  # the suite's own wrappers (TeamEnv, JointEnv) refuse their options so
+        raise  # the suite's own env wrappers (TeamEnv, JointEnv) refuse bad options so
     except Exception as error:  # the user's env: its own error, said as such (run.py)
         key = unexpected_key(error)
         if key is None:

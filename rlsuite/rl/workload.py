@@ -67,6 +67,7 @@ class RLWorkload:
         validate.check_gpus(config, address)
         validate.check_evaluation_results(config, experiment.stop, experiment.metric)
         check_stop_keys(config, experiment.stop)
+        validate.check_module_builds(config)
 
     def param_space(self, experiment: Experiment) -> dict[str, Any]:
         """The RLlib config as Tune's param space, with the experiment's search on top."""

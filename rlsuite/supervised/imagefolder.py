@@ -58,14 +58,18 @@ def check_imagefolder(config: SupervisedConfig) -> None:
 def _check_optimizer_steps(train_dir: Path, classes: list[str], config: SupervisedConfig) -> None:
     """An epoch must make an optimizer step (`batches.check_steps`, which the Train workers
     would raise once Ray runs); counting stops at the images one step needs."""
-    workers = config.max_workers or config.num_workers
-    per_worker = config.replace(num_workers=workers).per_worker_batch_size
-    enough, seen = workers * per_worker * config.grad_accum_steps, 0
+    counts = {config.num_workers, config.max_workers or config.num_workers}  # elastic: both
+    enough = max(
+        n * config.replace(num_workers=n).per_worker_batch_size * config.grad_accum_steps
+        for n in counts
+    )
+    seen = 0
     for name in classes:
         seen += _count_images(train_dir / name)
         if seen >= enough:
             return
-    check_steps(seen, config, workers)
+    for workers in sorted(counts):
+        check_steps(seen, config, workers)
 
 
 def class_names(split_dir: Path) -> list[str]:
@@ -164,12 +168,13 @@ def _files(directory: Path) -> list[Path]:
 
 def _is_image(path: Path) -> bool:
     # Ray Data matches extensions regardless of case (.JPG, .Png): count as it reads.
-    return path.suffix.lstrip(".").lower() in READ_EXTENSIONS and not _hidden(path)
+    return path.suffix.lstrip(".").lower() in READ_EXTENSIONS
 
 
 def _hidden(path: Path) -> bool:
-    """Ray Data's file listing skips names that start with "." or "_" (.ipynb_checkpoints,
-    macOS's ._x.jpg): counted, they would be classes or images it never reads."""
+    """Ray Data's listing skips paths whose part below the folder it reads starts with "."
+    or "_" (a class folder such as .ipynb_checkpoints): counted, it would be a class it
+    never reads. Files inside a class folder are read whatever their names."""
     return path.name.startswith((".", "_"))
 
 
