@@ -5,6 +5,7 @@ counted as Ray Data reads them; the batches and optimizer steps each worker make
 from __future__ import annotations
 
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
@@ -247,3 +248,30 @@ def validation_labels(examples: int, workers: int, monkeypatch: pytest.MonkeyPat
         validation = batches.epoch_batches(splits, config, train=False)
         seen += [int(label) for _, labels in validation(3) for label in labels]
     return seen
+
+
+def test_ray_data_validation_shards_hold_each_row_once() -> None:
+    """Ray Train's own DataConfig splits with equal=True: 5 rows over 2 workers were 2
+    each, one row left out of the summed validation totals. Training keeps that split."""
+    import ray.data
+
+    from rlsuite.supervised.validation_split import ExactValidation
+    from tests.helpers import local_ray
+
+    with local_ray():
+        datasets = {"train": ray.data.range(5), "validation": ray.data.range(5)}
+        shards = ExactValidation().configure(datasets, 2, None, None)
+        seen: dict[str, list[list[int]]] = {"train": [[], []], "validation": [[], []]}
+
+        def read(name: str, rank: int) -> None:  # a streaming split is read side by side
+            for row in shards[rank][name].iter_rows():
+                seen[name][rank].append(int(row["id"]))
+
+        for name in seen:
+            threads = [threading.Thread(target=read, args=(name, r)) for r in range(2)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=120)
+    assert sorted(seen["validation"][0] + seen["validation"][1]) == [0, 1, 2, 3, 4]
+    assert [len(rows) for rows in seen["train"]] == [2, 2]  # equal, one row left out

@@ -160,6 +160,7 @@ def test_interrupted_imagefolder_run_resumes_the_epoch_counter(
     assert config.dataset == "imagefolder" and config.num_classes == CLASSES
 
 
+@pytest.mark.slow  # a 2-worker Train run (80-90 s here); CI checks the split alone
 def test_two_workers_validate_each_image_once(
     tmp_path: Path, storage: Path, ray_cluster: RayCluster
 ) -> None:

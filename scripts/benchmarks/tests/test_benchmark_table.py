@@ -102,11 +102,13 @@ def test_unmeasured_rows_show_their_command_and_no_number() -> None:
         (
             "ppo_atari",
             "not measured here: needs a GPU machine (10M Atari steps); other runs, not in this "
-            "table: 1M steps on 2 vCPUs, seed 0, unpadded and padded CNN: "
+            "table: 1M steps on 2 vCPUs, seeds 0 and 1, unpadded and padded CNN: "
             "[performance.md](performance.md"
             "#pong-the-nature-cnn-unpadded); 1.35M on an H200 with the padded CNN, seed 0: "
             "[performance.md](performance.md"
-            "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings)",
+            "#on-an-h200-does-it-learn-at-scale-pong-at-the-experiments-own-settings); 793k "
+            "on an H200 with sampling overlapped, seed 0: [performance.md](performance.md"
+            "#on-an-h200-2026-11-30-ppo-with-sampling-overlapped-10000-env-stepss-met)",
         ),
         ("dqn_cartpole", "not measured here"),
         (
