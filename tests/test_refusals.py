@@ -254,6 +254,8 @@ def test_elastic_trials_run_side_by_side_only_as_many_as_fit_at_their_largest() 
     searched = {"max_workers": tune.choice([2, 4]), "cpus_per_worker": tune.grid_search([1, 2])}
     sweep = Experiment(config=SupervisedConfig(num_workers=1), stop={}, search=searched)
     assert workload.max_concurrent_trials(sweep, cluster) == 1, "4 workers of 2 CPUs each"
+    # Ray Data reads in tasks of a CPU beside the workers: a sweep leaves one CPU free.
+    assert concurrent(SupervisedConfig(num_workers=2, dataset="imagefolder")) == 3
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ counted as Ray Data reads them; the batches and optimizer steps each worker make
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 from pathlib import Path
@@ -154,6 +155,18 @@ def test_imagefolder_too_small_for_one_optimizer_step(
     sets = (*_imagefolder_sets(root, classes=2), "--set", "batch_size=16")
     needles = ("grad_accum_steps 4 is more than the batches", "16 training examples")
     reject(capsys, tmp_path, IMAGENET, *sets, "--set", "grad_accum_steps=4", needles=needles)
+
+
+def test_imagefolder_workers_that_leave_ray_data_no_cpu(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ray Data reads in tasks of a CPU beside the Train workers: with every CPU reserved
+    the read never started, and the run waited without an end (2 workers of 1 CPU on 2)."""
+    root = write_imagefolder(tmp_path / "images", classes=2, per_class=1)
+    cpus = os.cpu_count() or 1
+    sets = (*_imagefolder_sets(root, classes=2), "--set", f"cpus_per_worker={cpus}")
+    needles = ("read by Ray Data in tasks of 1 CPU", f"take all {cpus} of this machine's")
+    reject(capsys, tmp_path, IMAGENET, *sets, needles=needles)
 
 
 def _imagefolder_sets(root: Path, classes: int | None = None) -> tuple[str, ...]:

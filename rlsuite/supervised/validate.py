@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import typing
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -61,6 +62,7 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
     _check_values("search", config, experiment.search, address)
     _check_values(type(scheduler).__name__, config, mutation_domains(scheduler), address)
     registry.check_data(config)
+    check_room_for_reads(config, address)  # after the data's own problems, which come first
 
 
 def _check_values(
@@ -75,6 +77,7 @@ def _check_values(
                 trial = config.replace(**{key: value})
                 check_config(trial)
                 check_gpus(trial, address)
+                check_room_for_reads(trial, address)
             except UsageError as error:
                 reason = str(error).split("; fix it with --set")[0]  # the fix is the search's
                 raise UsageError(f"{where} {key}={value!r}: {reason}; change it there") from None
@@ -116,6 +119,29 @@ def check_config(config: SupervisedConfig) -> None:
         raise UsageError(
             f"batch_size {config.batch_size} is global, split over up to {most} workers; "
             f"set batch_size to at least {most}"
+        )
+
+
+READ_CPUS = 1
+"""CPUs a Ray Data read or map task takes (Ray Data's default), beside the Train workers."""
+
+
+def check_room_for_reads(config: SupervisedConfig, address: str | None) -> None:
+    """A Ray Data set is read in tasks of a CPU each beside the Train workers: where the
+    workers reserve every CPU of this machine the read never starts, and the run waits
+    without an end (2 workers of 1 CPU on 2 CPUs did, 2026-11-30)."""
+    if address or not registry.dataset_entry(config.dataset).ray_data:
+        return
+    cpus = os.cpu_count() or 1
+    workers = config.max_workers or config.num_workers
+    if cpus - workers * config.cpus_per_worker < READ_CPUS:
+        fits = (cpus - READ_CPUS) / workers
+        fix = f"--set cpus_per_worker={fits:g}" if fits > 0 else "--set num_workers=1"
+        raise UsageError(
+            f"{config.dataset} is read by Ray Data in tasks of {READ_CPUS} CPU beside the "
+            f"Train workers, and {workers} worker(s) of {config.cpus_per_worker:g} CPU take "
+            f"all {cpus} of this machine's; leave one free ({fix}) or join a cluster with "
+            "--address"
         )
 
 

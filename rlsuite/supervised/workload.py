@@ -11,8 +11,9 @@ from ray.tune import CheckpointConfig
 
 from rlsuite.experiment import Experiment
 from rlsuite.options import RunOptions
-from rlsuite.supervised import overrides, smoke, validate
+from rlsuite.supervised import overrides, registry, smoke, validate
 from rlsuite.supervised.config import SupervisedConfig
+from rlsuite.supervised.validate import READ_CPUS
 
 # What a supervised trial's own process reserves: it only waits on its Train run. No CPU:
 # Train's elastic policy (Ray 2.60) counts each node's *total* CPUs, so a driver holding a
@@ -87,8 +88,11 @@ class SupervisedWorkload:
         }
         config = config.replace(**scaling)
         largest = config.replace(num_workers=max(config.num_workers, config.max_workers or 0))
+        free = dict(cluster_resources)
+        if registry.dataset_entry(config.dataset).ray_data:  # its reads need a CPU free
+            free["CPU"] = free.get("CPU", 0.0) - READ_CPUS
         fits = [
-            int(cluster_resources.get(name, 0.0) // amount)
+            int(free.get(name, 0.0) // amount)
             for name, amount in {**worker_resources(largest), **DRIVER_RESOURCES}.items()
             if amount > 0
         ]
