@@ -30,7 +30,15 @@ from pathlib import Path
 import pytest
 
 from rlsuite.supervised.text_data import synthetic_text
-from tests.helpers import CARTPOLE_RUN, ROOT, SupervisedSweep, printed_file, run_cli
+from tests.helpers import (
+    CARTPOLE_RUN,
+    EARLIER,
+    LATEST,
+    ROOT,
+    SupervisedSweep,
+    printed_file,
+    run_cli,
+)
 from tests.ray_nodes import RayCluster, ray_head
 from tests.supervised_data import write_cifar, write_sst2
 
@@ -237,3 +245,18 @@ def _shared_run(
             assert run.returncode == 0, run.stderr[-2000:]
             printed_file(storage / name).write_text(run.stdout + run.stderr)
     return storage / name
+
+
+@pytest.fixture(scope="module")
+def trained_trial(cartpole_run: Path) -> Path:
+    """conftest's smoke PPO CartPole trial with two checkpoints; tests damage copies of it."""
+    (trial,) = (p for p in cartpole_run.iterdir() if (p / "params.json").exists())
+    assert sorted(p.name for p in trial.glob("checkpoint_*")) == [EARLIER, LATEST]
+    return trial
+
+
+@pytest.fixture
+def trial(trained_trial: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "results" / "cartpole" / trained_trial.name
+    shutil.copytree(trained_trial, copy)
+    return copy

@@ -36,6 +36,8 @@ RAY = str(Path(sys.executable).with_name("ray"))
 # `ray start` clusters use token authentication (Ray 2.60); the token is in ~/.ray/auth_token.
 TOKEN_ENV = {**os.environ, "RAY_AUTH_MODE": "token"}
 CARTPOLE_RUN = "cartpole"
+# The two checkpoints of `CARTPOLE_RUN`'s trial (conftest's `trial` copies it).
+LATEST, EARLIER = "checkpoint_000001", "checkpoint_000000"
 """conftest's `cartpole_run`: its results folder's name, and the flags it was made with."""
 CARTPOLE_RUN_FLAGS = ("--smoke", "--name", CARTPOLE_RUN, "--seed", "0")
 
