@@ -54,6 +54,26 @@ def test_an_env_that_raises_while_built_ends_with_a_line_naming_it(
         assert f"{type(error).__name__}: " in last and "drop --video" not in last, last
 
 
+def test_an_env_config_key_the_env_refuses_is_one_line_and_exit_2(
+    trial: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run's env_config no longer fitting the env (its code changed since): said as
+    `rlsuite.run` says it before Ray, through the same translation."""
+    from gymnasium.envs.classic_control.cartpole import CartPoleEnv
+
+    def refuses(*args: object, **kwargs: object) -> None:
+        raise TypeError("CartPoleEnv.__init__() got an unexpected keyword argument 'gravity'")
+
+    monkeypatch.setattr(CartPoleEnv, "__init__", refuses)
+    code = evaluate_main([str(trial), "--episodes", "1"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert (
+        err[0].startswith("rlsuite.evaluate: error: env ")
+        and "does not take env_config key 'gravity'" in err[0]
+    )
+
+
 def test_ctrl_c_while_it_plays_is_one_line_and_exit_130(
     trial: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

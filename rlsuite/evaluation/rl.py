@@ -16,7 +16,7 @@ import gymnasium as gym
 from ray.rllib.core import DEFAULT_MODULE_ID
 
 from rlsuite import envs
-from rlsuite.errors import EnvFailed, UsageError
+from rlsuite.errors import UsageError
 from rlsuite.evaluation import rollout, tables
 from rlsuite.evaluation.acting import ConnectedPolicy
 from rlsuite.evaluation.crossplay import apply_swaps, parse_swaps
@@ -32,7 +32,7 @@ from rlsuite.multiagent.opponents import OPPONENTS, one_move_answers
 from rlsuite.multiagent.selfplay import OpponentPool
 from rlsuite.outputs import check_output_dir, check_output_file
 from rlsuite.rl import export
-from rlsuite.rl.validate import unexpected_key
+from rlsuite.rl.validate import raise_env_failure, unexpected_key
 
 EXPORT_CHECK_BATCH = 256  # observations on which an export must act like the RLModule
 
@@ -127,17 +127,10 @@ def make_env(name: str | type, env_config: dict, render: bool) -> gym.Env:
         env = envs.make(name, env_config)
     except envs.UnknownEnvError as error:
         raise UsageError(f"--env: {error}") from None
-    except envs.EnvConfigError as error:
-        raise UsageError(f"env {name}: {error}") from None
-    except UsageError:
-        raise  # the suite's own env wrappers (TeamEnv, JointEnv) refuse bad options so
-    except Exception as error:  # the user's env: its traceback, then one line (evaluate.py)
-        key = unexpected_key(error)
-        if render and key == "render_mode":
+    except Exception as error:
+        if render and unexpected_key(error) == "render_mode":
             raise UsageError(f"env {name} cannot render RGB frames; drop --video") from None
-        if key is not None:
-            raise UsageError(f"env {name} does not take env_config key '{key}'") from None
-        raise EnvFailed(f"env {name} raised while it was built") from error
+        raise_env_failure(error, str(name))
     if render and env.render_mode != "rgb_array":
         raise UsageError(f"env {name} cannot render RGB frames; drop --video")
     return env

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 import gymnasium as gym
 import numpy as np
@@ -17,11 +17,15 @@ from rlsuite.errors import EnvFailed, UsageError
 from rlsuite.rl.module_build import build_failure
 
 _UNEXPECTED_KEY = re.compile(r"unexpected keyword argument '(\w+)'")
+Spaces = tuple[Any, Any]
+"""An env's observation and action spaces."""
 
 
-def check_env(config: AlgorithmConfig) -> None:
+def check_env(config: AlgorithmConfig) -> Spaces:
     """The env resolves as RLlib resolves it (a registry name, a `register_env` name, a
-    Gymnasium id or an env class) and builds with the config's `env_config`."""
+    Gymnasium id or an env class) and builds with the config's `env_config`. Returns one
+    env's observation and action spaces (a vector env's single ones), which
+    `check_module_builds` builds the module from, so the env is built once."""
     if config.env is None:
         raise UsageError(
             "the experiment sets no env; add .environment('family/name') to its config"
@@ -33,31 +37,24 @@ def check_env(config: AlgorithmConfig) -> None:
     env = _build(create, config)
     try:
         check_frames(config, env)
+        return (  # a multi-agent env's are per agent (its modules' check builds them)
+            getattr(env, "single_observation_space", getattr(env, "observation_space", None)),
+            getattr(env, "single_action_space", getattr(env, "action_space", None)),
+        )
     finally:
         env.close()
 
 
-def check_module_builds(config: AlgorithmConfig) -> None:
+def check_module_builds(config: AlgorithmConfig, spaces: Spaces) -> None:
     """Build a single-agent config's RLModule as the env runners will, from the env's
-    spaces: a model config it cannot take (`fcnet_activation="gelu"`, filters that do not
-    fit the frames) would otherwise fail inside the trial with a long traceback. Last of
-    the checks, so that the more precise refusals come first (multi-agent configs build
-    every policy's in `check_modules_build`)."""
+    spaces (`check_env`'s): a model config it cannot take (`fcnet_activation="gelu"`,
+    filters that do not fit the frames) would otherwise fail inside the trial with a long
+    traceback. Last of the checks, so that the more precise refusals come first
+    (multi-agent configs build every policy's in `check_modules_build`)."""
     if config.env is None or config.is_multi_agent or config._env_to_module_connector:
         return  # a connector (private: RLlib has no getter) may change the observations
-    env = _build(envs.creator(config.env), config)
-    try:
-        _check_module_builds(config, env)
-    finally:
-        env.close()
-
-
-def _check_module_builds(config: AlgorithmConfig, env: Any) -> None:
-    observations = getattr(env, "single_observation_space", env.observation_space)
-    actions = getattr(env, "single_action_space", env.action_space)
-    spaces = {DEFAULT_MODULE_ID: (observations, actions)}
     try:  # as the env runners ask for it (SingleAgentEnvRunner.make_module)
-        spec = config.get_rl_module_spec(spaces=spaces, inference_only=True)
+        spec = config.get_rl_module_spec(spaces={DEFAULT_MODULE_ID: spaces}, inference_only=True)
     except NotImplementedError:
         return  # an algorithm without a default module: RLlib will say so
     reason = build_failure(spec)
@@ -93,21 +90,31 @@ def check_frames(config: AlgorithmConfig, env: Any) -> None:
 
 
 def _build(create: Any, config: AlgorithmConfig) -> Any:
-    name = envs.display_name(config.env)
     try:
         return create(config.env_config)
-    except envs.EnvConfigError as error:
+    except Exception as error:
+        raise_env_failure(
+            error,
+            envs.display_name(config.env),
+            "; remove it from .environment(env_config=...) or --set environment.env_config",
+        )
+
+
+def raise_env_failure(error: Exception, name: str, key_fix: str = "") -> NoReturn:
+    """An env failed while built (before Ray, or in `rlsuite.evaluate`): a bad
+    `env_config` is said in one line; the suite's own wrappers' refusals (TeamEnv,
+    JointEnv) stand as they are; anything else is the user's env's own error, said as
+    such (`EnvFailed`: its traceback, then one line)."""
+    if isinstance(error, UsageError):
+        raise error
+    if isinstance(error, envs.EnvConfigError):
         raise UsageError(f"env {name}: {error}") from None
-    except UsageError:
-        raise  # the suite's own env wrappers (TeamEnv, JointEnv) refuse bad options so
-    except Exception as error:  # the user's env: its own error, said as such (run.py)
-        key = unexpected_key(error)
-        if key is None:
-            raise EnvFailed(f"env {name} raised while it was built") from error
-        raise UsageError(
-            f"env {name} does not take env_config key '{key}' ({error}); remove it "
-            "from .environment(env_config=...) or --set environment.env_config"
-        ) from None
+    key = unexpected_key(error)
+    if key is None:
+        raise EnvFailed(f"env {name} raised while it was built") from error
+    raise UsageError(
+        f"env {name} does not take env_config key '{key}' ({error}){key_fix}"
+    ) from None
 
 
 def unexpected_key(error: Exception) -> str | None:

@@ -57,7 +57,7 @@ class RLWorkload:
 
     def check(self, experiment: Experiment, address: str | None) -> None:
         config = _config(experiment)
-        validate.check_env(config)
+        spaces = validate.check_env(config)
         validate.check_config(config)
         ranges.check_ranges(config)
         ranges.check_search(config, experiment.search)
@@ -67,7 +67,7 @@ class RLWorkload:
         validate.check_gpus(config, address)
         validate.check_evaluation_results(config, experiment.stop, experiment.metric)
         check_stop_keys(config, experiment.stop)
-        validate.check_module_builds(config)
+        validate.check_module_builds(config, spaces)
 
     def param_space(self, experiment: Experiment) -> dict[str, Any]:
         """The RLlib config as Tune's param space, with the experiment's search on top."""
