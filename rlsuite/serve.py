@@ -91,6 +91,12 @@ def _add_server_flags(parser: Parser) -> None:
         help="sample actions (default: --no-explore, greedy)",
     )
     add(
+        "--access-log",
+        action=argparse.BooleanOptionalAction,
+        default=DEFAULTS.access_log,
+        help="a line per request in the replicas' logs (default: --no-access-log, a line per refused request only)",
+    )
+    add(
         "--backend",
         choices=BACKENDS,
         default=DEFAULTS.backend,

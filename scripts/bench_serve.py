@@ -6,7 +6,8 @@ request, or of an image classifier (ResNet), sent one PNG per request; default: 
 --smoke CartPole run trained first.
 
 python scripts/bench_serve.py [PATH] [--concurrency 1 8 64] [--requests N]
-    [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--proxy serve|haproxy] [--json]
+    [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--proxy serve|haproxy]
+    [--client asyncio|threads] [--json]
 """
 
 from __future__ import annotations
@@ -33,6 +34,12 @@ def main() -> int:
     parser.add_argument(
         "--proxy", choices=("serve", "haproxy"), default="serve", help="rlsuite.serve's --proxy"
     )
+    parser.add_argument(
+        "--client",
+        choices=("asyncio", "threads"),
+        default="asyncio",
+        help="the load generator (benchmarks/serve_client.py): asyncio, light on the CPU the server shares; threads, the first client",
+    )
     args = parser.parse_args()
     if args.path is not None and not args.path.is_dir():
         parser.error(f"{args.path}: no such directory; give a results directory")
@@ -49,6 +56,7 @@ def main() -> int:
             args.max_batch_size,
             args.batch_wait_ms,
             args.proxy,
+            args.client,
         )
     except NotBenchmarked as error:
         print(f"bench_serve.py: {error}", file=sys.stderr)

@@ -86,7 +86,9 @@ def serving(
     out = open(printed_file)  # noqa: SIM115 (closed below)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
-        while not _ready(port):
+        # "serving" first: GET /ready answers through Serve's proxy actor while HAProxy
+        # still reloads, and a connection opened then may meet an HAProxy with no route.
+        while not (_says_serving(out) and _ready(port)):
             out.seek(0)
             assert server.poll() is None, (
                 f"the server ended (exit {server.returncode}): {out.read()[-2000:]}"
@@ -129,6 +131,11 @@ def _send_while_stopping(
 
 def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _says_serving(out: IO[str]) -> bool:
+    out.seek(0)
+    return any(line.startswith("serving ") for line in out.read().splitlines())
 
 
 def _ready(port: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -33,6 +34,7 @@ from tests.ports import free_port
 from tests.serve_client import post, refused, request, serving
 
 OBSERVATIONS = 64
+ACCESS_LINE = re.compile(r"-- POST /\S* 200 [\d.]+ms")  # Serve's access log line
 
 
 @pytest.fixture
@@ -98,16 +100,17 @@ def test_actions_sessions_and_bad_input(cartpole: Path, tmp_path: Path) -> None:
         assert request(port, "GET", "/predict")[0] == 404
     replica_logs = "".join(p.read_text() for p in (tmp_path / "logs/ray/serve").glob("replica_*"))
     assert "400 /act: malformed JSON" in replica_logs  # one line per refused request, kept
+    assert not ACCESS_LINE.search(replica_logs), "--no-access-log (the default) logged a request"
 
 
 def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_path: Path) -> None:
     """`--backend onnx --proxy haproxy` (one server start for both, CI time): the exported
     network answers through Serve's HAProxy ingress, and Ctrl-C leaves no HAProxy running
-    and HAProxy's own logs in --logs-dir."""
+    and HAProxy's own logs in --logs-dir. `--access-log` logs every request."""
     checkpoint = locate(cartpole).checkpoint
     obs = observations(checkpoint)
     expected = export.module_actions(load_module(checkpoint), obs).tolist()
-    flags = ("--backend", "onnx", "--proxy", "haproxy")
+    flags = ("--backend", "onnx", "--proxy", "haproxy", "--access-log")
     with serving(cartpole, tmp_path / "logs", *flags) as port:
         assert request(port, "GET", "/ready")[1]["kind"] == "policy (onnx)"
         assert post(port, {"observations": obs.tolist()}) == (200, {"actions": expected})
@@ -119,6 +122,8 @@ def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_pa
         assert haproxies, "no HAProxy runs for the server"
     assert not set(haproxies) & set(_haproxies()), "HAProxy outlived the server"
     assert list((tmp_path / "logs").glob("haproxy-*.stderr.log")), "HAProxy's logs were not kept"
+    replica_logs = "".join(p.read_text() for p in (tmp_path / "logs/ray/serve").glob("replica_*"))
+    assert len(ACCESS_LINE.findall(replica_logs)) >= 3, "--access-log logged no requests"
 
 
 BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)

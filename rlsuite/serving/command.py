@@ -164,6 +164,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 options.num_gpus,
                 options.max_batch_size,
                 options.batch_wait_ms / 1000,
+                options.access_log,
             )
             # A local Ray's logs are copied into logs_dir on exit; a cluster keeps its own,
             # and its proxies may listen on other hosts (so the route is not probed here).

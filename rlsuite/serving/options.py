@@ -31,6 +31,9 @@ class ServeOptions:
     batch_wait_ms: float = 2.0
     """How long a batch waits for more requests after its first."""
     explore: bool = False
+    access_log: bool = False
+    """Serve's access log, a line per request in the replicas' logs (off: refused requests
+    still get their one line; on, it cost 11% of a busy replica's CPU, docs/serving.md)."""
     backend: Backend = "torch"
     proxy: Proxy = "serve"
     """serve: Serve's HTTP proxy actor; haproxy: Serve's HAProxy ingress, which passes

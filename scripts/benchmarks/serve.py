@@ -2,12 +2,13 @@
 batched against unbatched, with direct in-process inference as the ceiling.
 
 For each mode a server is started as a user starts it (`python -m rlsuite.serve`, one
-replica, `--max-batch-size 1` for unbatched), then `concurrency` client threads, each
-with its own keep-alive connection, post one input per request (a policy's observation,
-or a classifier's image: benchmarks/serve_payloads.py) until `requests` requests are
-answered or `max_seconds` pass. Requests/s is answered requests over the wall time;
-latencies are per request, from send to the parsed answer. The clients share the machine
-with the server: on few CPUs they cost it throughput.
+replica, `--max-batch-size 1` for unbatched), then `concurrency` clients, each with its
+own keep-alive connection, post one input per request (a policy's observation, or a
+classifier's image: benchmarks/serve_payloads.py) until `requests` requests are answered
+or `max_seconds` pass (benchmarks/serve_client.py). Requests/s is answered requests over
+the wall time; latencies are per request, from send to the parsed answer. The clients
+share the machine with the server: on few CPUs they cost it throughput, which is why each
+load reports the client's CPU time per request.
 
 The ceiling is the restored model's forward pass in this process, one input per call
 (what an unbatched request cannot beat) and `batch` per call. The floor is Serve itself:
@@ -17,30 +18,27 @@ the same load on an app that reads each request and answers it with no model
 
 from __future__ import annotations
 
-import concurrent.futures
 import contextlib
-import http.client
 import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from benchmarks.common import ROOT, load_line, machine, run_child
+from benchmarks.serve_client import REQUEST_TIMEOUT_S, Request, run_load
 from benchmarks.serve_payloads import Payload, ceiling, payload
 from rlsuite.serving.startup import route_answers
 
 START_TIMEOUT_S = 300
 # Serve's HTTP path with no model (benchmarks/serve_floor.py): what batching cannot beat.
 FLOOR = "serve floor"
-REQUEST_TIMEOUT_S = 30
+WARM_UP_ROUNDS = 4
+"""Untimed requests per client before each load."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +52,10 @@ class Load:
     wall_s: float
     p50_ms: float
     p99_ms: float
+    client_cpu_ms: float = 0.0
+    """The load generator's CPU time per answered request (benchmarks/serve_client.py)."""
+    failures: dict[str, int] = field(default_factory=dict)
+    """The failed requests by what came back (`HTTP 503`, an exception's name)."""
 
     @property
     def requests_per_s(self) -> float:
@@ -67,6 +69,8 @@ class ServeBenchResult:
     """policy or image classifier (benchmarks/serve_payloads.py)."""
     proxy: str
     """serve (Serve's proxy actor) or haproxy (`rlsuite.serve --proxy haproxy`)."""
+    client: str
+    """The load generator: asyncio or threads (benchmarks/serve_client.py)."""
     max_batch_size: int
     loads: list[Load]
     ceiling_single_per_s: float
@@ -88,13 +92,16 @@ class ServeBenchResult:
 
     def report(self) -> str:
         lines = [
-            f"checkpoint {self.checkpoint} ({self.kind}), --proxy {self.proxy}, batched: --max-batch-size {self.max_batch_size}",
-            f"{'mode':<11} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7}",
+            f"checkpoint {self.checkpoint} ({self.kind}), --proxy {self.proxy}, --client {self.client}, batched: --max-batch-size {self.max_batch_size}",
+            f"{'mode':<11} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7} {'client CPU ms/req':>18}",
         ]
         for load in self.loads:
             lines.append(
-                f"{load.mode:<11} {load.concurrency:>5} {load.requests_per_s:>9.1f} {load.p50_ms:>8.1f} {load.p99_ms:>8.1f} {load.requests:>9} {load.failed:>7}"
+                f"{load.mode:<11} {load.concurrency:>5} {load.requests_per_s:>9.1f} {load.p50_ms:>8.1f} {load.p99_ms:>8.1f} {load.requests:>9} {load.failed:>7} {load.client_cpu_ms:>18.3f}"
             )
+            if load.failures:
+                kinds = ", ".join(f"{n} {what}" for what, n in sorted(load.failures.items()))
+                lines.append(f"  failed: {kinds}")
         for concurrency in sorted({load.concurrency for load in self.loads}):
             speedup, of_floor = self.speedup(concurrency), self.speedup(concurrency, FLOOR)
             if speedup is not None and of_floor is not None:
@@ -122,6 +129,7 @@ def measure(
     max_batch_size: int,
     batch_wait_ms: float,
     proxy: str = "serve",
+    client: str = "asyncio",
 ) -> ServeBenchResult:
     before = machine()
     with contextlib.ExitStack() as stack:
@@ -153,12 +161,15 @@ def measure(
         for mode, command in servers.items():
             with _server(command) as port:
                 for concurrency in concurrencies:
-                    loads.append(_load(port, mode, concurrency, sent, requests, max_seconds))
+                    loads.append(
+                        _load(port, mode, concurrency, sent, requests, max_seconds, client)
+                    )
         single, batched, batch = ceiling(checkpoint, sent)
     return ServeBenchResult(
         str(checkpoint),
         sent.kind,
         proxy,
+        client,
         max_batch_size,
         loads,
         single,
@@ -179,17 +190,19 @@ def _serve_command(path: Path, max_batch_size: int, batch_wait_ms: float) -> lis
 
 @contextlib.contextmanager
 def _server(command: list[str]) -> Iterator[int]:
-    """The port of `command --port PORT` once it answers GET /ready."""
+    """The port of `command --port PORT` once it says it is serving. Not sooner: GET /ready
+    answers through Serve's proxy actor while HAProxy still reloads, and connections
+    opened then were closed, or held by an HAProxy that had no route yet (404s)."""
     port = _free_port()
     command = [*command, "--port", str(port)]
-    with tempfile.TemporaryFile("w+") as out:
+    with tempfile.NamedTemporaryFile("w+") as out:
         server = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        said = Path(out.name)  # read by name: the server's offset in `out` stays its own
         try:
             deadline = time.monotonic() + START_TIMEOUT_S
-            while not _ready(port):
+            while not (_says_serving(said) and _ready(port)):
                 if server.poll() is not None or time.monotonic() > deadline:
-                    out.seek(0)
-                    raise RuntimeError(f"the server did not start: {out.read()[-2000:]}")
+                    raise RuntimeError(f"the server did not start: {said.read_text()[-2000:]}")
                 time.sleep(1)
             yield port
         finally:
@@ -201,6 +214,10 @@ def _server(command: list[str]) -> Iterator[int]:
                 server.wait()
 
 
+def _says_serving(output: Path) -> bool:
+    return any(line.startswith("serving ") for line in output.read_text().splitlines())
+
+
 def _load(
     port: int,
     mode: str,
@@ -208,61 +225,26 @@ def _load(
     sent: Payload,
     requests: int,
     max_seconds: float,
+    client: str,
 ) -> Load:
     """`requests` requests from `concurrency` clients, or fewer when `max_seconds` pass."""
-    _post(_connection(port), sent, 0)  # warm-up
-    counter = iter(range(requests))
-    lock = threading.Lock()
-    latencies: list[float] = []
-    failed = [0]
-    start = time.perf_counter()
-    deadline = start + max_seconds
-
-    def client() -> None:
-        connection = _connection(port)
-        while time.perf_counter() < deadline:
-            with lock:
-                i = next(counter, None)
-            if i is None:
-                return
-            started = time.perf_counter()
-            ok = _post(connection, sent, i)
-            with lock:
-                if ok:
-                    latencies.append(time.perf_counter() - started)
-                else:
-                    failed[0] += 1
-
-    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
-        for future in [pool.submit(client) for _ in range(concurrency)]:
-            future.result()
-    wall_s = time.perf_counter() - start
-    ms = np.array(latencies) * 1000 if latencies else np.zeros(1)
+    request = Request(sent.route, sent.content_type, sent.bodies)
+    # Untimed first: a server just started is not yet the server under load (HAProxy,
+    # settling after Serve's first reconfiguration, closed each of 64 new connections
+    # once, and the first round's p99 was 5x the next's).
+    run_load(client, port, request, concurrency, WARM_UP_ROUNDS * concurrency, max_seconds)
+    tally = run_load(client, port, request, concurrency, requests, max_seconds)
     return Load(
         mode,
         concurrency,
-        len(latencies),
-        failed[0],
-        wall_s,
-        float(np.percentile(ms, 50)),
-        float(np.percentile(ms, 99)),
+        tally.answered,
+        sum(tally.failures.values()),
+        tally.wall_s,
+        tally.p50_ms,
+        tally.p99_ms,
+        tally.client_cpu_ms,
+        tally.failures,
     )
-
-
-def _connection(port: int) -> http.client.HTTPConnection:
-    return http.client.HTTPConnection("127.0.0.1", port, timeout=REQUEST_TIMEOUT_S)
-
-
-def _post(connection: http.client.HTTPConnection, sent: Payload, i: int) -> bool:
-    body, headers = sent.bodies[i % len(sent.bodies)], {"Content-Type": sent.content_type}
-    try:
-        connection.request("POST", sent.route, body=body, headers=headers)
-        response = connection.getresponse()
-        response.read()
-        return response.status == 200
-    except (OSError, http.client.HTTPException):
-        connection.close()
-        return False
 
 
 def _ready(port: int) -> bool:

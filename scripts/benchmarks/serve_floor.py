@@ -1,8 +1,9 @@
 """Ray Serve's own cost per request, for bench_serve's floor: an app that answers
 `POST /act` with a fixed action after reading the JSON body, and `POST /predict` with a
 fixed class after reading the image's bytes (not decoding them), and nothing else (no
-model, no connectors, no batching), behind the same HTTP proxy and with the same
-`max_ongoing_requests` as `rlsuite.serve`. What it cannot exceed, no model server on
+model, no connectors, no batching), behind the same HTTP proxy, with the same
+`max_ongoing_requests` and access log setting as `rlsuite.serve`, deployed and waited for
+as `rlsuite.serve` does (`startup.deploy`), then says "serving". What it cannot exceed, no model server on
 Serve exceeds on this machine. Runs until SIGINT.
 
 python scripts/benchmarks/serve_floor.py --port PORT [--proxy serve|haproxy]
@@ -14,6 +15,7 @@ import argparse
 import json
 import signal
 import threading
+from pathlib import Path
 
 import ray
 from ray import serve
@@ -21,9 +23,11 @@ from ray.serve.config import HTTPOptions
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from rlsuite.serving import haproxy
+from rlsuite.serving import haproxy, startup
 from rlsuite.serving.app import MAX_ONGOING
-from rlsuite.serving.options import PROXIES
+from rlsuite.serving.options import PROXIES, ServeOptions
+
+START_TIMEOUT_S = 240
 
 
 class Floor:
@@ -46,8 +50,13 @@ def main() -> None:
     with haproxy.for_proxy(args.proxy):
         ray.init(log_to_driver=False)
         serve.start(http_options=HTTPOptions(host="127.0.0.1", port=args.port))
-        app = serve.deployment(name="floor", max_ongoing_requests=MAX_ONGOING)(Floor).bind()
-        serve.run(app, name="floor", route_prefix="/", blocking=False)
+        app = serve.deployment(
+            name="floor",
+            max_ongoing_requests=MAX_ONGOING,
+            logging_config={"enable_access_log": ServeOptions(Path()).access_log},
+        )(Floor).bind()
+        startup.deploy(app, "floor", START_TIMEOUT_S, "Ray's logs", ("127.0.0.1", args.port))
+        print(f"serving the floor at http://127.0.0.1:{args.port}", flush=True)
         stop.wait()
         ray.shutdown()
 

@@ -71,7 +71,7 @@ def test_the_report_gives_ratios_and_the_machines_load() -> None:
     machine_before = {"cpus": 2, "load_average_1m": 0.4}
     machine_after = {"cpus": 2, "load_average_1m": 3.5}
     result = ServeBenchResult(
-        "ckpt", "policy", "serve", 32, loads, 1e4, 6e5, 64, machine_before, machine_after
+        "ckpt", "policy", "serve", "asyncio", 32, loads, 1e4, 6e5, 64, machine_before, machine_after
     )
     report = result.report()
     assert "concurrency 64: batched 1.11x unbatched, 32% of the serve floor's requests/s" in report
