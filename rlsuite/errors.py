@@ -18,6 +18,7 @@ class EnvFailed(Exception):
 
 
 class ServeStartFailed(Exception):
-    """`rlsuite.serve` deployed the model but Serve did not come to serve it: the message
-    names the replicas' own error or the state Serve stuck in, and where its logs are
-    (one line, exit code 1)."""
+    """`rlsuite.serve`'s Serve did not start (its proxy, e.g. an HAProxy that could not
+    bind a port) or did not come to serve the deployed model: the message names the
+    proxy's or the replicas' own error, or the state Serve stuck in, and where its logs
+    are (one line, exit code 1)."""

@@ -5,7 +5,8 @@ and `--checkpoint`), a trial directory or a checkpoint directory. RL policies an
 `POST /act`, classifiers `POST /predict`; `GET /healthz` and `GET /ready` report the
 server's state. Requests are batched dynamically (`--max-batch-size`, `--batch-wait-ms`).
 Ctrl-C stops it. Exit 2 on bad input, before Serve starts; exit 1 when Serve does not come
-to serve the model (its replicas fail, or `--start-timeout` passes).
+to serve the model (its proxy does not start, its replicas fail, or `--start-timeout`
+passes).
 
 A thin parser over `rlsuite.serving.command.serve`, which Python code calls with a
 `ServeOptions`.

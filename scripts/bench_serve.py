@@ -7,7 +7,7 @@ request, or of an image classifier (ResNet), sent one PNG per request; default: 
 
 python scripts/bench_serve.py [PATH] [--concurrency 1 8 64] [--requests N]
     [--max-seconds S] [--max-batch-size N] [--batch-wait-ms MS] [--proxy serve|haproxy]
-    [--client asyncio|threads] [--json]
+    [--client asyncio|threads] [--rounds N] [--json]
 """
 
 from __future__ import annotations
@@ -40,6 +40,12 @@ def main() -> int:
         default="asyncio",
         help="the load generator (benchmarks/serve_client.py): asyncio, light on the CPU the server shares; threads, the first client",
     )
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=1,
+        help="rounds, each starting every server in turn: medians with their spread (default 1)",
+    )
     args = parser.parse_args()
     if args.path is not None and not args.path.is_dir():
         parser.error(f"{args.path}: no such directory; give a results directory")
@@ -57,6 +63,7 @@ def main() -> int:
             args.batch_wait_ms,
             args.proxy,
             args.client,
+            args.rounds,
         )
     except NotBenchmarked as error:
         print(f"bench_serve.py: {error}", file=sys.stderr)

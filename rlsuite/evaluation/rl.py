@@ -130,7 +130,11 @@ def make_env(name: str | type, env_config: dict, render: bool) -> gym.Env:
     except Exception as error:
         if render and unexpected_key(error) == "render_mode":
             raise UsageError(f"env {name} cannot render RGB frames; drop --video") from None
-        raise_env_failure(error, str(name))
+        raise_env_failure(
+            error,
+            envs.display_name(name),
+            "; the run's env_config (its params.json) passes it: has the env changed since the run?",
+        )
     if render and env.render_mode != "rgb_array":
         raise UsageError(f"env {name} cannot render RGB frames; drop --video")
     return env

@@ -53,6 +53,8 @@ def check_module_builds(config: AlgorithmConfig, spaces: Spaces) -> None:
     (multi-agent configs build every policy's in `check_modules_build`)."""
     if config.env is None or config.is_multi_agent or config._env_to_module_connector:
         return  # a connector (private: RLlib has no getter) may change the observations
+    if None in spaces:
+        return  # an env without spaces: RLlib's env runner says so in its own words
     try:  # as the env runners ask for it (SingleAgentEnvRunner.make_module)
         spec = config.get_rl_module_spec(spaces={DEFAULT_MODULE_ID: spaces}, inference_only=True)
     except NotImplementedError:

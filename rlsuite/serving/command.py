@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rlsuite.errors import UsageError
+from rlsuite.errors import ServeStartFailed, UsageError
 from rlsuite.evaluation.damage import DamagedCheckpointError, check_intact, restoring
 from rlsuite.evaluation.locate import Target, is_supervised_checkpoint, locate
 from rlsuite.launcher.cluster import (
@@ -38,7 +38,7 @@ from rlsuite.outputs import check_output_dir
 from rlsuite.serving import haproxy
 from rlsuite.serving.app import Model, build
 from rlsuite.serving.options import ServeOptions
-from rlsuite.serving.startup import deploy, local_address
+from rlsuite.serving.startup import deploy, local_address, proxy_failure
 from rlsuite.serving.stop_signals import StopSignals
 
 APP_NAME = "rlsuite"
@@ -69,6 +69,10 @@ def serve(options: ServeOptions) -> None:
 
             machine = {"CPU": float(os.cpu_count() or 1), "GPU": float(torch.cuda.device_count())}
             check_room(options, machine, "this machine")
+        stats_and_metrics = None
+        if options.proxy == "haproxy":
+            stats, metrics = haproxy.free_ports(2, exclude={options.port})
+            stats_and_metrics = (stats, metrics)
     except (DamagedCheckpointError, UsageError) as error:
         if options.logs_dir is None:  # a refusal leaves nothing behind
             shutil.rmtree(logs_dir, ignore_errors=True)
@@ -78,7 +82,7 @@ def serve(options: ServeOptions) -> None:
             shutil.rmtree(logs_dir, ignore_errors=True)
         raise
     # HAProxy's settings reach Serve through the environment its Ray inherits.
-    with haproxy.for_proxy(options.proxy, logs_dir):
+    with haproxy.for_proxy(options.proxy, logs_dir, stats_and_metrics):
         _run(options, target, model, logs_dir)
 
 
@@ -118,6 +122,7 @@ def prepare(options: ServeOptions, target: Target, logs_dir: Path) -> Model:
 def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) -> None:
     import ray
     from ray import serve
+    from ray.exceptions import RayError
     from ray.serve.config import HTTPOptions
 
     from rlsuite.launcher.tuner import ACTOR_ENV_VARS  # Tune's import: only when serving
@@ -128,7 +133,7 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
     with ray_output_to(logs_dir):
         out = terminal()
         print(
-            f"rlsuite.serve: Ray's and Serve's output goes to {logs_dir / DRIVER_LOG}, the replicas' logs (one line per refused request) to {logs_dir / RAY_LOGS / 'serve'} on exit",
+            f"rlsuite.serve: Ray's and Serve's output goes to {logs_dir / DRIVER_LOG}, the replicas' logs (one line per refused request{', and per request' if options.access_log else ''}) to {logs_dir / RAY_LOGS / 'serve'} on exit",
             file=out,
         )
         try:
@@ -155,8 +160,20 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
             # logs are copied into it on exit (also when the replicas fail to start).
             keep_log()
             stop_signals.arm()
-            serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
-            started = True
+            # A local Ray's logs are copied into logs_dir on exit; a cluster keeps its own,
+            # and its proxies may listen on other hosts (so the route is not probed here).
+            cluster_logs = "serve/ of the head node's Ray logs (`ray logs cluster`)"
+            serve_logs = cluster_logs if options.address else str(logs_dir / RAY_LOGS / "serve")
+            started = True  # Serve is this server's from here, also where its start fails
+            try:
+                serve.start(http_options=HTTPOptions(host=options.host, port=options.port))
+            except RayError as error:  # e.g. HAProxy exited: a port it binds was taken
+                haproxy_logs = (
+                    f", HAProxy's: {logs_dir}/haproxy-*.log" if options.proxy == "haproxy" else ""
+                )
+                raise ServeStartFailed(
+                    f"Serve did not start: {proxy_failure(error)} (Serve's logs: {serve_logs}{haproxy_logs})"
+                ) from None
             app = build(
                 model,
                 options.replicas,
@@ -166,10 +183,6 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 options.batch_wait_ms / 1000,
                 options.access_log,
             )
-            # A local Ray's logs are copied into logs_dir on exit; a cluster keeps its own,
-            # and its proxies may listen on other hosts (so the route is not probed here).
-            cluster_logs = "serve/ of the head node's Ray logs (`ray logs cluster`)"
-            serve_logs = cluster_logs if options.address else str(logs_dir / RAY_LOGS / "serve")
             health = None if options.address else local_address(options.host, options.port)
             deploy(app, APP_NAME, options.start_timeout_s, serve_logs, health)
             loaded = model.kind if model.kind != "supervised" else "classifier"

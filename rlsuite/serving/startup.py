@@ -98,6 +98,17 @@ def replica_error(app: Any) -> str:
     return app.message or "Serve gave no reason"
 
 
+def proxy_failure(error: Exception) -> str:
+    """Why Serve's proxy did not start, in one line: HAProxy's first ALERT (its own reason
+    for exiting, e.g. a port it could not bind), else the error's last line."""
+    lines = [ANSI.sub("", line).strip() for line in str(error).splitlines()]
+    alerts = [line.split(" : ", 1)[-1] for line in lines if line.startswith("[ALERT]")]
+    if alerts:
+        return f"HAProxy: {alerts[0]}"
+    said = [line for line in lines if line]
+    return said[-1] if said else type(error).__name__
+
+
 def stuck_in(app: Any, state: str, proxies: list[str]) -> str:
     """Where the start stands, e.g. "app DEPLOYING, replicas STARTING 1, proxy HEALTHY",
     with the first line of what Serve says about the deployment."""

@@ -29,14 +29,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.common import ROOT, load_line, machine, run_child
+from benchmarks.common import ROOT, machine, run_child
 from benchmarks.serve_client import REQUEST_TIMEOUT_S, Request, run_load
 from benchmarks.serve_payloads import Payload, ceiling, payload
+from benchmarks.serve_report import FLOOR, report, speedup
 from rlsuite.serving.startup import route_answers
 
 START_TIMEOUT_S = 300
-# Serve's HTTP path with no model (benchmarks/serve_floor.py): what batching cannot beat.
-FLOOR = "serve floor"
 WARM_UP_ROUNDS = 4
 """Untimed requests per client before each load."""
 
@@ -56,6 +55,7 @@ class Load:
     """The load generator's CPU time per answered request (benchmarks/serve_client.py)."""
     failures: dict[str, int] = field(default_factory=dict)
     """The failed requests by what came back (`HTTP 503`, an exception's name)."""
+    round: int = 1
 
     @property
     def requests_per_s(self) -> float:
@@ -80,39 +80,17 @@ class ServeBenchResult:
     batch: int
     machine_before: dict[str, Any]
     machine_after: dict[str, Any]
+    rounds: int = 1
+    """Each round starts every server once, in turn, and loads it at each concurrency."""
 
     def speedup(self, concurrency: int, over: str = "unbatched") -> float | None:
-        """Batched requests/s over `over`'s (unbatched, or the serve floor's)."""
-        rates = {
-            load.mode: load.requests_per_s for load in self.loads if load.concurrency == concurrency
-        }
-        if rates.get(over):
-            return rates.get("batched", 0.0) / rates[over]
-        return None
+        """Batched requests/s over `over`'s (unbatched, or the serve floor's): the ratio
+        of their medians over rounds, None where either side's rounds differ by more
+        than 25% (benchmarks/common.py) or a side is missing."""
+        return speedup(self.loads, concurrency, over)
 
     def report(self) -> str:
-        lines = [
-            f"checkpoint {self.checkpoint} ({self.kind}), --proxy {self.proxy}, --client {self.client}, batched: --max-batch-size {self.max_batch_size}",
-            f"{'mode':<11} {'conc':>5} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'answered':>9} {'failed':>7} {'client CPU ms/req':>18}",
-        ]
-        for load in self.loads:
-            lines.append(
-                f"{load.mode:<11} {load.concurrency:>5} {load.requests_per_s:>9.1f} {load.p50_ms:>8.1f} {load.p99_ms:>8.1f} {load.requests:>9} {load.failed:>7} {load.client_cpu_ms:>18.3f}"
-            )
-            if load.failures:
-                kinds = ", ".join(f"{n} {what}" for what, n in sorted(load.failures.items()))
-                lines.append(f"  failed: {kinds}")
-        for concurrency in sorted({load.concurrency for load in self.loads}):
-            speedup, of_floor = self.speedup(concurrency), self.speedup(concurrency, FLOOR)
-            if speedup is not None and of_floor is not None:
-                lines.append(
-                    f"concurrency {concurrency}: batched {speedup:.2f}x unbatched, {of_floor:.0%} of the serve floor's requests/s"
-                )
-        lines.append(
-            f"ceiling (in-process model): {self.ceiling_single_per_s:.0f} calls/s of 1 input, {self.ceiling_batch_obs_per_s:.0f} inputs/s in calls of {self.batch}"
-        )
-        lines.append(load_line(self.machine_before, self.machine_after))
-        return "\n".join(lines)
+        return report(self)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -130,6 +108,7 @@ def measure(
     batch_wait_ms: float,
     proxy: str = "serve",
     client: str = "asyncio",
+    rounds: int = 1,
 ) -> ServeBenchResult:
     before = machine()
     with contextlib.ExitStack() as stack:
@@ -158,12 +137,13 @@ def measure(
             "unbatched": [*_serve_command(path, 1, batch_wait_ms), *proxy_flag],
             FLOOR: [sys.executable, str(Path(__file__).with_name("serve_floor.py")), *proxy_flag],
         }
-        for mode, command in servers.items():
-            with _server(command) as port:
-                for concurrency in concurrencies:
-                    loads.append(
-                        _load(port, mode, concurrency, sent, requests, max_seconds, client)
-                    )
+        for round_ in range(1, rounds + 1):  # alternating: a slow minute hits every mode
+            for mode, command in servers.items():
+                with _server(command) as port:
+                    loads += [
+                        _load(port, mode, concurrency, sent, requests, max_seconds, client, round_)
+                        for concurrency in concurrencies
+                    ]
         single, batched, batch = ceiling(checkpoint, sent)
     return ServeBenchResult(
         str(checkpoint),
@@ -177,6 +157,7 @@ def measure(
         batch,
         before,
         machine(),
+        rounds,
     )
 
 
@@ -226,6 +207,7 @@ def _load(
     requests: int,
     max_seconds: float,
     client: str,
+    round_: int = 1,
 ) -> Load:
     """`requests` requests from `concurrency` clients, or fewer when `max_seconds` pass."""
     request = Request(sent.route, sent.content_type, sent.bodies)
@@ -244,6 +226,7 @@ def _load(
         tally.p99_ms,
         tally.client_cpu_ms,
         tally.failures,
+        round_,
     )
 
 
@@ -252,8 +235,8 @@ def _ready(port: int) -> bool:
 
 
 def _free_port() -> int:
-    import socket
+    """A port for a server that binds it seconds later, once Ray runs: not from the
+    kernel's ephemeral range (port 0), where Ray's own connections may take it first."""
+    from rlsuite.serving.haproxy import free_ports
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]

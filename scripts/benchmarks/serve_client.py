@@ -1,6 +1,6 @@
 """bench_serve's load generators: `concurrency` clients on keep-alive connections to
-127.0.0.1, each posting one body at a time until `requests` are answered or `max_seconds`
-pass.
+127.0.0.1, each posting one body at a time until `requests` are sent or `max_seconds`
+pass; every wait for a connection or an answer ends after `REQUEST_TIMEOUT_S`.
 
 Two clients, because on a 2-vCPU machine the load generator shares the CPUs with the
 server it measures, and every CPU-second it spends is one the server does not get:
@@ -8,8 +8,8 @@ server it measures, and every CPU-second it spends is one the server does not ge
   figures measured with it can be repeated). Python's HTTP response parsing and the GIL
   passed between 64 threads cost a share of the machine per request.
 - `asyncio`: every client a coroutine on one event loop (uvloop where installed, as
-  uvicorn uses it), writing prebuilt request bytes and reading only the status line and
-  `Content-Length`. It does what `wrk` or `hey` do for load generators, in Python because
+  uvicorn uses it), writing prebuilt request bytes and reading the answer's head and as
+  many bytes as its `Content-Length` says. It does what `wrk` or `hey` do for load generators, in Python because
   no C load generator is installable from the package registries here.
 Each load also reports the client's own CPU time per answered request (this process's
 CPU time during the load; the server runs in other processes), so the share the client
@@ -81,18 +81,21 @@ def _threads(
 
     def client() -> None:
         connection = _connection(port)
-        while time.perf_counter() < deadline:
-            with lock:
-                i = next(counter, None)
-            if i is None:
-                return
-            started = time.perf_counter()
-            failure = _post(connection, sent, i)
-            with lock:
-                if failure is None:
-                    latencies.append(time.perf_counter() - started)
-                else:
-                    failures[failure] += 1
+        try:
+            while time.perf_counter() < deadline:
+                with lock:
+                    i = next(counter, None)
+                if i is None:
+                    return
+                started = time.perf_counter()
+                failure = _post(connection, sent, i)
+                with lock:
+                    if failure is None:
+                        latencies.append(time.perf_counter() - started)
+                    else:
+                        failures[failure] += 1
+        finally:
+            connection.close()
 
     with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
         for future in [pool.submit(client) for _ in range(concurrency)]:
@@ -134,17 +137,12 @@ def _asyncio_load(
             started = time.perf_counter()
             try:
                 if streams is None:
-                    streams = await asyncio.open_connection("127.0.0.1", port)
+                    connecting = asyncio.open_connection("127.0.0.1", port)
+                    streams = await asyncio.wait_for(connecting, REQUEST_TIMEOUT_S)
                 reader, writer = streams
                 writer.write(wires[i % len(wires)])
                 status, keep_alive = await asyncio.wait_for(_answer(reader), REQUEST_TIMEOUT_S)
-            except (
-                OSError,
-                ValueError,
-                EOFError,
-                asyncio.IncompleteReadError,
-                TimeoutError,
-            ) as error:
+            except Exception as error:  # any failure is counted, by its kind: none ends the load
                 failures[type(error).__name__] += 1
             else:
                 if status == 200:
@@ -184,21 +182,24 @@ def _wire(sent: Request, port: int, body: bytes) -> bytes:
 
 
 async def _answer(reader: asyncio.StreamReader) -> tuple[int, bool]:
-    """The response's status and whether the connection stays open, its body read (by
-    Content-Length: the servers measured here send it; a response without one is a
-    failure, as its end cannot be found)."""
+    """The response's status and whether the connection stays open, its body read by
+    Content-Length (the servers measured here send it). An answer without one is read no
+    further: its status counts, and the connection closes, as its end cannot be found."""
     head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ", 2)[1])
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    version, status = status_line.split(" ", 2)[:2]
     headers = {}
-    for line in lines[1:]:
+    for line in lines:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
     if "content-length" not in headers:
-        raise ValueError("a response without Content-Length")
+        return int(status), False
     await reader.readexactly(int(headers["content-length"]))
     # As http.client does: a server that says it closes the connection is not an error.
-    return status, headers.get("connection", "").lower() != "close"
+    connection = headers.get("connection", "").lower()
+    return int(status), connection == "keep-alive" or (
+        version != "HTTP/1.0" and connection != "close"
+    )
 
 
 _LOADS: dict[str, Callable[[int, Request, int, int, float], tuple[list[float], Counter[str]]]] = {

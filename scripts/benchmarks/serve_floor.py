@@ -15,7 +15,6 @@ import argparse
 import json
 import signal
 import threading
-from pathlib import Path
 
 import ray
 from ray import serve
@@ -47,13 +46,14 @@ def main() -> None:
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    with haproxy.for_proxy(args.proxy):
+    ports = haproxy.free_ports(2, exclude={args.port}) if args.proxy == "haproxy" else None
+    with haproxy.for_proxy(args.proxy, None, (ports[0], ports[1]) if ports else None):
         ray.init(log_to_driver=False)
         serve.start(http_options=HTTPOptions(host="127.0.0.1", port=args.port))
         app = serve.deployment(
             name="floor",
             max_ongoing_requests=MAX_ONGOING,
-            logging_config={"enable_access_log": ServeOptions(Path()).access_log},
+            logging_config={"enable_access_log": ServeOptions.access_log},
         )(Floor).bind()
         startup.deploy(app, "floor", START_TIMEOUT_S, "Ray's logs", ("127.0.0.1", args.port))
         print(f"serving the floor at http://127.0.0.1:{args.port}", flush=True)

@@ -75,5 +75,41 @@ def test_the_report_gives_ratios_and_the_machines_load() -> None:
     )
     report = result.report()
     assert "concurrency 64: batched 1.11x unbatched, 32% of the serve floor's requests/s" in report
+    assert "1 round: no spread" in report and "concurrency 64, batched:" not in report
     assert report.endswith("load average before 0.4, after 3.5 on 2 CPUs")
     assert result.to_json()["machine_after"] == machine_after
+
+
+def test_rounds_give_medians_with_their_spread_and_withhold_a_noisy_ratio() -> None:
+    from benchmarks.serve import FLOOR, Load, ServeBenchResult
+
+    def load(mode: str, concurrency: int, per_s: float, p99: float, round_: int) -> Load:
+        return Load(mode, concurrency, int(per_s), 0, 1.0, p99 / 2, p99, 0.06, {}, round_)
+
+    loads = []
+    for round_, (batched, unbatched, floor) in enumerate(
+        [(1650, 450, 2400), (1700, 420, 2500), (1600, 540, 2700)], start=1
+    ):
+        loads += [
+            load("batched", 64, batched, 50 + round_, round_),
+            load("unbatched", 64, unbatched, 150, round_),
+            load(FLOOR, 64, floor, 38, round_),
+            load("batched", 8, 1000, 11, round_),
+            load("unbatched", 8, 500 + round_, 21, round_),
+        ]
+    machine = {"cpus": 2, "load_average_1m": 1.5}
+    result = ServeBenchResult(
+        "ckpt", "policy", "haproxy", "asyncio", 64, loads, 5e3, 3e5, 64, machine, machine, 3
+    )
+    report = result.report()
+    assert "3 rounds (medians, spread min-max)" in report
+    assert "concurrency 64, batched: 1650.0 req/s  (1600.0-1700.0), p50 26.0 ms" in report
+    assert "p99 52.0 ms  (51.0-53.0)" in report
+    # The unbatched rounds at 64 spread 120/450 = 27%: no ratio, said so.
+    assert (
+        "concurrency 64: batched / unbatched: rounds differ >25%, 66% of the serve floor's requests/s"
+        in report
+    )
+    assert result.speedup(64) is None
+    assert result.speedup(8) == pytest.approx(1000 / 502)
+    assert "concurrency 8: batched 1.99x unbatched" in report

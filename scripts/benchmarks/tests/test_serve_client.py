@@ -25,6 +25,14 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         if body == b"slow":
             time.sleep(0.05)
+        if body == b"hang":
+            time.sleep(2)
+        if body == b"no length":  # an error page without Content-Length, then the close
+            self.send_response(502)
+            self.end_headers()
+            self.wfile.write(b"bad gateway")
+            self.close_connection = True
+            return
         self.served += 1
         answer = b'{"actions": [0]}'
         self.send_response(503 if body == b"refused" else 200)
@@ -68,12 +76,26 @@ def test_a_load_stops_at_its_deadline(port: int, client: str) -> None:
     assert tally.wall_s < 5
 
 
-def test_a_server_that_is_not_there_is_failures_not_a_hang() -> None:
+@pytest.mark.parametrize("client", ["asyncio", "threads"])
+def test_a_server_that_is_not_there_is_failures_not_a_hang(client: str) -> None:
     import socket
 
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         free = int(sock.getsockname()[1])
     sent = Request("/act", "application/json", [b"ok"])
-    tally = run_load("asyncio", free, sent, concurrency=2, requests=6, max_seconds=5)
+    tally = run_load(client, free, sent, concurrency=2, requests=6, max_seconds=5)
     assert tally.answered == 0 and tally.failures == {"ConnectionRefusedError": 6}
+
+
+def test_an_answer_without_length_counts_by_status_and_a_silent_server_times_out(
+    port: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from benchmarks import serve_client
+
+    monkeypatch.setattr(serve_client, "REQUEST_TIMEOUT_S", 0.3)
+    sent = Request("/act", "application/json", [b"ok", b"no length", b"hang"])
+    started = time.perf_counter()
+    tally = run_load("asyncio", port, sent, concurrency=1, requests=6, max_seconds=30)
+    assert tally.answered == 2 and tally.failures == {"HTTP 502": 2, "TimeoutError": 2}
+    assert time.perf_counter() - started < 10
