@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from benchmarks.common import bench_parser, emit
+from benchmarks.serve_client import LOADS
 from rlsuite.flags import non_negative_float, positive_float, positive_int
 
 
@@ -36,7 +37,7 @@ def main() -> int:
     )
     parser.add_argument(
         "--client",
-        choices=("asyncio", "threads"),
+        choices=tuple(LOADS),
         default="asyncio",
         help="the load generator (benchmarks/serve_client.py): asyncio, light on the CPU the server shares; threads, the first client",
     )

@@ -82,3 +82,18 @@ def test_a_model_config_the_rlmodule_cannot_take(
     flags = ("--smoke", "--set", "rl_module.model_config.fcnet_activation=gelu")
     code = run_main(CARTPOLE, *flags, storage=storage)
     assert_rejected(capsys, code, storage, "no RLModule for env classic/cartpole", "gelu")
+
+
+def test_an_env_without_spaces_skips_the_module_check() -> None:
+    """`check_env` gives (None, None) for an env without spaces; the module check leaves
+    that to RLlib's env runner rather than blame the model config for it."""
+    from ray.rllib.algorithms.ppo import PPOConfig
+
+    from rlsuite.errors import UsageError
+    from rlsuite.rl import validate
+
+    config = PPOConfig().environment("CartPole-v1")
+    validate.check_module_builds(config, (None, None))  # no UsageError, no AttributeError
+    with pytest.raises(UsageError, match="gelu"):  # with spaces, the check does run
+        gelu = config.copy(copy_frozen=False).rl_module(model_config={"fcnet_activation": "gelu"})
+        validate.check_module_builds(gelu, validate.check_env(gelu))

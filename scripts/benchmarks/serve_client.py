@@ -56,7 +56,7 @@ class Tally:
 def run_load(
     client: str, port: int, sent: Request, concurrency: int, requests: int, max_seconds: float
 ) -> Tally:
-    load = _LOADS[client]
+    load = LOADS[client]
     cpu_start, start = time.process_time(), time.perf_counter()
     latencies, failures = load(port, sent, concurrency, requests, start + max_seconds)
     wall_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu_start
@@ -202,7 +202,7 @@ async def _answer(reader: asyncio.StreamReader) -> tuple[int, bool]:
     )
 
 
-_LOADS: dict[str, Callable[[int, Request, int, int, float], tuple[list[float], Counter[str]]]] = {
+LOADS: dict[str, Callable[[int, Request, int, int, float], tuple[list[float], Counter[str]]]] = {
     "asyncio": _asyncio_load,
     "threads": _threads,
 }
