@@ -69,10 +69,9 @@ def serve(options: ServeOptions) -> None:
 
             machine = {"CPU": float(os.cpu_count() or 1), "GPU": float(torch.cuda.device_count())}
             check_room(options, machine, "this machine")
-        stats_and_metrics = None
-        if options.proxy == "haproxy":
-            stats, metrics = haproxy.free_ports(2, exclude={options.port})
-            stats_and_metrics = (stats, metrics)
+        ports = (
+            haproxy.free_ports(2, exclude={options.port}) if options.proxy == "haproxy" else None
+        )
     except (DamagedCheckpointError, UsageError) as error:
         if options.logs_dir is None:  # a refusal leaves nothing behind
             shutil.rmtree(logs_dir, ignore_errors=True)
@@ -82,7 +81,7 @@ def serve(options: ServeOptions) -> None:
             shutil.rmtree(logs_dir, ignore_errors=True)
         raise
     # HAProxy's settings reach Serve through the environment its Ray inherits.
-    with haproxy.for_proxy(options.proxy, logs_dir, stats_and_metrics):
+    with haproxy.for_proxy(options.proxy, logs_dir, ports):
         _run(options, target, model, logs_dir)
 
 

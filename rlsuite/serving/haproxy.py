@@ -22,14 +22,14 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from rlsuite.errors import UsageError
 
 
-def environment(state_dir: Path, ports: tuple[int, int]) -> dict[str, str]:
+def environment(state_dir: Path, ports: Sequence[int]) -> dict[str, str]:
     """Serve's HAProxy settings for one server, its files under `state_dir`, its stats and
     metrics on `ports` (`free_ports`)."""
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -46,7 +46,7 @@ def environment(state_dir: Path, ports: tuple[int, int]) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def enabled(ports: tuple[int, int], logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
+def enabled(ports: Sequence[int], logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
     """HAProxy's settings in this process's environment (for the Ray it starts) while the
     server runs; its files in a new /tmp directory, removed after (a short path: HAProxy's
     admin socket name must stay under the 108 bytes of a Unix socket's). HAProxy's own
@@ -65,14 +65,14 @@ def enabled(ports: tuple[int, int], logs_dir: Path | None = None) -> Iterator[di
 
 
 def for_proxy(
-    proxy: str, logs_dir: Path | None = None, ports: tuple[int, int] | None = None
+    proxy: str, logs_dir: Path | None, ports: Sequence[int] | None
 ) -> contextlib.AbstractContextManager[Any]:
-    """`enabled` for `--proxy haproxy` (on `ports`, or two `free_ports`), nothing for
-    Serve's own proxy."""
+    """`enabled` on `ports` (`free_ports`, chosen before) for `--proxy haproxy`, nothing
+    for Serve's own proxy."""
     if proxy != "haproxy":
         return contextlib.nullcontext()
-    stats, metrics = ports or free_ports(2)
-    return enabled((stats, metrics), logs_dir)
+    assert ports is not None, "--proxy haproxy: choose HAProxy's ports with free_ports"
+    return enabled(ports, logs_dir)
 
 
 def check_binary() -> None:

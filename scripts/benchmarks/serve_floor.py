@@ -47,7 +47,7 @@ def main() -> None:
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     ports = haproxy.free_ports(2, exclude={args.port}) if args.proxy == "haproxy" else None
-    with haproxy.for_proxy(args.proxy, None, (ports[0], ports[1]) if ports else None):
+    with haproxy.for_proxy(args.proxy, None, ports):
         ray.init(log_to_driver=False)
         serve.start(http_options=HTTPOptions(host="127.0.0.1", port=args.port))
         app = serve.deployment(
