@@ -64,6 +64,11 @@ class Workload(Protocol):
         """Trials to run at once when the user sets none (None: as many as fit)."""
         ...
 
+    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
+        """UsageError, one line, for what only the joined cluster's resources show (its
+        CPUs, known once Ray has joined it): after Ray joins a cluster (`--address`)."""
+        ...
+
     def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:
         """How Tune writes and keeps the trials' checkpoints."""
         ...

@@ -68,8 +68,9 @@ _initialized: _Initialized | None = None
 
 def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None:
     """Start or join Ray for this run, or keep the one up where it serves the run; then
-    refuse (UsageError) a trial that needs more than the cluster has, and results on one
-    host's disk where the cluster spans several.
+    refuse (UsageError) a trial that needs more than the cluster has (the workload's
+    `check_cluster` too, on a joined cluster), and results on one host's disk where the
+    cluster spans several.
 
     A Ray the suite started or joined that does not serve the run is restarted rather than
     the run refused: runs of a process go one at a time (api) and leave their results in
@@ -92,8 +93,11 @@ def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None
             shutdown()
     if not ray.is_initialized():
         _start(wanted)
-    cluster.check_resources(needed, ray.cluster_resources())
+    resources = ray.cluster_resources()
+    cluster.check_resources(needed, resources)
     cluster.check_bundles_fit(workload.trial_bundles(experiment), cluster.alive_nodes())
+    if launch.address:  # a local run's `check` saw this machine's before Ray started
+        workload.check_cluster(experiment, resources)
     cluster.check_shared_storage(str(launch.storage_path))
 
 

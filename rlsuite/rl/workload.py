@@ -120,6 +120,10 @@ class RLWorkload:
     ) -> int | None:
         return None  # Tune places RL trials' placement groups as resources free up
 
+    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
+        """Nothing: an RL trial's actors all sit in its bundles, which `init_ray` checks."""
+        return None
+
     def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:
         return CheckpointConfig(
             checkpoint_frequency=experiment.checkpoint_every,

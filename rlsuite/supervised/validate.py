@@ -127,22 +127,49 @@ READ_CPUS = 1
 
 
 def check_room_for_reads(config: SupervisedConfig, address: str | None) -> None:
+    """Ray Data's reads beside the Train workers on this machine, before Ray starts; a
+    cluster's CPUs are known only once Ray has joined it (the workload's `check_cluster`)."""
+    if not address:
+        check_reads_fit(config, os.cpu_count() or 1, "this machine's")
+
+
+def check_reads_fit(
+    config: SupervisedConfig,
+    cpus: float,
+    where: Literal["this machine's", "the cluster's"],
+    searched: Mapping[str, Any] | None = None,
+) -> None:
     """A Ray Data set is read in tasks of a CPU each beside the Train workers: where the
-    workers reserve every CPU of this machine the read never starts, and the run waits
-    without an end (2 workers of 1 CPU on 2 CPUs did, 2026-11-30)."""
-    if address or not registry.dataset_entry(config.dataset).ray_data:
+    workers reserve every one of the `cpus` the read never starts, and the run waits
+    without an end (2 workers of 1 CPU on 2 CPUs did, 2026-11-30). An elastic run counts
+    at `max_workers`, which it grows to. `searched`: the search's scaling keys at their
+    largest, which `config` holds, for a fix that names them (no --set can change them)."""
+    if not registry.dataset_entry(config.dataset).ray_data:
         return
-    cpus = os.cpu_count() or 1
     workers = config.max_workers or config.num_workers
-    if cpus - workers * config.cpus_per_worker < READ_CPUS:
-        fits = (cpus - READ_CPUS) / workers
+    if cpus - workers * config.cpus_per_worker >= READ_CPUS:
+        return
+    fits = (cpus - READ_CPUS) / workers
+    prefix = ""
+    if where == "this machine's":
         fix = f"--set cpus_per_worker={fits:g}" if fits > 0 else "--set num_workers=1"
-        raise UsageError(
-            f"{config.dataset} is read by Ray Data in tasks of {READ_CPUS} CPU beside the "
-            f"Train workers, and {workers} worker(s) of {config.cpus_per_worker:g} CPU take "
-            f"all {cpus} of this machine's; leave one free ({fix}) or join a cluster with "
-            "--address"
+        fix = f"leave one free ({fix}) or join a cluster with --address"
+    elif searched:
+        values = ", ".join(f"{key}={_short(value)}" for key, value in searched.items())
+        prefix = f"search at its largest ({values}): "
+        fix = f"leave one free (lower {', '.join(searched)} there) or add nodes to the cluster"
+    elif fits > 0:
+        fix = (
+            f"leave one free (--set cpus_per_worker={fits:g}, or fewer workers) or add nodes "
+            "to the cluster"
         )
+    else:  # a cluster of one CPU: no worker leaves one free
+        fix = "add nodes to the cluster"
+    raise UsageError(
+        f"{prefix}{config.dataset} is read by Ray Data in tasks of {READ_CPUS} CPU beside the "
+        f"Train workers, and {workers} worker(s) of {config.cpus_per_worker:g} CPU take "
+        f"all {cpus:g} of {where}; {fix}"
+    )
 
 
 def check_gpus(config: SupervisedConfig, address: str | None) -> None:
@@ -189,3 +216,8 @@ def _check_type(name: str, value: Any, hint: Any) -> None:
 def _names(options: tuple[Any, ...]) -> str:
     names = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
     return " or ".join(names.get(o, "none" if o is type(None) else str(o)) for o in options)
+
+
+def _short(value: Any) -> str:
+    """A float as a message shows it: a range's end below its bound, 1.9999999999999998, as 2."""
+    return f"{value:g}" if isinstance(value, float) else repr(value)

@@ -9,6 +9,7 @@ from typing import Any
 from ray import tune
 from ray.tune import CheckpointConfig
 
+from rlsuite.domains import candidates
 from rlsuite.experiment import Experiment
 from rlsuite.options import RunOptions
 from rlsuite.supervised import overrides, registry, smoke, validate
@@ -80,16 +81,9 @@ class SupervisedWorkload:
         minimum would ask for workers another trial holds."""
         from rlsuite.supervised.trainable import worker_resources
 
-        config = _config(experiment)
-        scaling = {
-            key: _largest(experiment.search[key], getattr(config, key))
-            for key in ("num_workers", "max_workers", "cpus_per_worker", "use_gpu")
-            if key in experiment.search
-        }
-        config = config.replace(**scaling)
-        largest = config.replace(num_workers=max(config.num_workers, config.max_workers or 0))
+        largest = _largest_trial(experiment)
         free = dict(cluster_resources)
-        if registry.dataset_entry(config.dataset).ray_data:  # its reads need a CPU free
+        if registry.dataset_entry(largest.dataset).ray_data:  # its reads need a CPU free
             free["CPU"] = free.get("CPU", 0.0) - READ_CPUS
         fits = [
             int(free.get(name, 0.0) // amount)
@@ -97,6 +91,14 @@ class SupervisedWorkload:
             if amount > 0
         ]
         return max(1, min(fits, default=1))
+
+    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
+        """Ray Data's reads need a CPU beside the Train workers of every trial, the
+        search's largest included: one that takes every CPU of the cluster waits forever."""
+        searched = _searched_scaling(experiment)
+        searched.pop("use_gpu", None)  # no CPUs
+        cpus = cluster_resources.get("CPU", 0.0)
+        validate.check_reads_fit(_largest_trial(experiment), cpus, "the cluster's", searched)
 
     def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:
         # A supervised trial (a function trainable) checkpoints itself, every
@@ -119,22 +121,31 @@ def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
     return config.replace(**changes)
 
 
-def _largest_of(values: Any, default: Any) -> Any:
-    """None (max_workers' "a fixed size") is no size: the others', else the default."""
-    return max((v for v in values if v is not None), default=default)
+def _searched_scaling(experiment: Experiment) -> dict[str, Any]:
+    """Each scaling key the search sets, at the largest value it can take."""
+    config = _config(experiment)
+    return {
+        key: _largest(experiment.search[key], getattr(config, key))
+        for key in ("num_workers", "max_workers", "cpus_per_worker", "use_gpu")
+        if key in experiment.search
+    }
+
+
+def _largest_trial(experiment: Experiment) -> SupervisedConfig:
+    """The config as the search's largest trial, fixed at the size an elastic run grows
+    to when the cluster has room."""
+    config = _config(experiment).replace(**_searched_scaling(experiment))
+    return config.replace(
+        num_workers=max(config.num_workers, config.max_workers or 0), max_workers=None
+    )
 
 
 def _largest(space: Any, default: Any) -> Any:
-    """The largest value a searched key can take: a grid's or a choice's largest, a
-    range's upper bound (Tune's `randint` excludes it: one more than can come, never
-    less); a `sample_from` function's is unknown, so the config's own value stands."""
-    if isinstance(space, dict) and "grid_search" in space:
-        return _largest_of(space["grid_search"], default)
-    if hasattr(space, "categories"):
-        return _largest_of(space.categories, default)
-    if hasattr(space, "upper"):
-        return space.upper
-    return default if callable(space) or hasattr(space, "sample") else space
+    """The largest value a searched key can take, of the values the checks before Ray try
+    (a `randint`'s upper bound less one: a bound it never gives would refuse a sweep that
+    fits). None, max_workers' "a fixed size", is no size; a `sample_from` function's is
+    unknown, so the config's own value stands."""
+    return max((v for v in candidates(space) if v is not None), default=default)
 
 
 def _config(experiment: Experiment) -> SupervisedConfig:

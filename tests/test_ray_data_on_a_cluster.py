@@ -1,0 +1,116 @@
+"""A Ray Data set on a joined cluster (`--address`): its reads run in tasks of a CPU beside
+the Train workers, and where one trial's workers take every CPU of the cluster they never
+start, and the run waits without an end. Locally that is refused before Ray starts; a
+cluster's CPUs are known once Ray has joined it, so `init_ray` asks the workload then.
+No Ray here: made-up cluster resources, and a stand-in for Ray in `init_ray`."""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ray import tune
+
+from rlsuite.errors import UsageError
+from rlsuite.experiment import Experiment
+from rlsuite.launcher import cluster, ray_session
+from rlsuite.supervised import SupervisedConfig
+from rlsuite.supervised.registry import dataset_entry
+from rlsuite.supervised.workload import SupervisedWorkload
+
+CLUSTER = {"CPU": 8.0, "memory": 1e10}
+
+
+def _check(config: SupervisedConfig, search: dict[str, Any] | None = None) -> None:
+    experiment = Experiment(config=config, stop={}, search=search or {})
+    SupervisedWorkload().check_cluster(experiment, CLUSTER)
+
+
+def test_workers_that_take_every_cpu_of_the_cluster_are_refused() -> None:
+    config = SupervisedConfig(dataset="imagefolder", num_workers=4, cpus_per_worker=2)
+    with pytest.raises(UsageError) as refused:
+        _check(config)
+    message = str(refused.value)
+    assert "imagefolder is read by Ray Data in tasks of 1 CPU" in message
+    assert "4 worker(s) of 2 CPU take all 8 of the cluster's" in message
+    assert "--set cpus_per_worker=1.75, or fewer workers) or add nodes" in message
+    assert "--address" not in message, "already on a cluster"
+
+
+def test_an_elastic_run_counts_at_the_max_workers_it_grows_to() -> None:
+    with pytest.raises(UsageError, match="8 worker\\(s\\) of 1 CPU take all 8 of the cluster's"):
+        _check(SupervisedConfig(dataset="imagefolder", num_workers=1, max_workers=8))
+
+
+def test_workers_that_leave_one_cpu_free_pass() -> None:
+    _check(SupervisedConfig(dataset="imagefolder", num_workers=7))
+    _check(SupervisedConfig(dataset="imagefolder", num_workers=2, cpus_per_worker=3.5))
+
+
+def test_a_data_set_the_workers_read_themselves_takes_every_cpu() -> None:
+    config = SupervisedConfig(num_workers=8)
+    assert not dataset_entry(config.dataset).ray_data, config.dataset
+    _check(config)
+
+
+def test_a_sweep_is_refused_by_its_largest_trial() -> None:
+    """Every trial of a sweep must leave the reads a CPU: 4 workers of 2 CPUs is one."""
+    config = SupervisedConfig(dataset="imagefolder", num_workers=1)
+    search = {"max_workers": tune.choice([2, 4]), "cpus_per_worker": tune.grid_search([1, 2])}
+    with pytest.raises(UsageError) as refused:
+        _check(config, search)
+    message = str(refused.value)
+    assert message.startswith("search at its largest (max_workers=4, cpus_per_worker=2): ")
+    assert "4 worker(s) of 2 CPU take all 8 of the cluster's" in message
+    assert "lower max_workers, cpus_per_worker there" in message
+    assert "--set" not in message, "the search would replace a --set of its keys"
+    _check(config, {**search, "cpus_per_worker": tune.grid_search([1, 1.5])})
+
+
+def test_a_sweep_s_largest_is_what_it_can_draw() -> None:
+    """`randint`'s upper bound is never drawn: 7 workers at most leave one CPU free."""
+    _check(SupervisedConfig(dataset="imagefolder"), {"num_workers": tune.randint(1, 8)})
+    with pytest.raises(UsageError, match="num_workers=8"):
+        _check(SupervisedConfig(dataset="imagefolder"), {"num_workers": tune.randint(1, 9)})
+
+
+class _Recording:
+    """A workload that records what `init_ray` asks of the joined cluster."""
+
+    worker_setup_hook = "rlsuite.supervised.worker_setup.pin_ray_address"
+
+    def __init__(self) -> None:
+        self.checked: list[dict[str, float]] = []
+
+    def trial_resources(self, experiment: Experiment) -> dict[str, float]:
+        return {"CPU": 1.0}
+
+    def trial_bundles(self, experiment: Experiment) -> list[dict[str, float]]:
+        return [{"CPU": 1.0}]
+
+    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
+        self.checked.append(cluster_resources)
+
+
+@pytest.mark.parametrize(("address", "checked"), [("10.0.0.5:6379", [CLUSTER]), (None, [])])
+def test_init_ray_asks_the_workload_once_it_has_joined_a_cluster(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    address: str | None,
+    checked: list[dict[str, float]],
+) -> None:
+    """Joined with --address: the cluster's resources go to the workload's check. Locally
+    the workload's `check` saw this machine's before Ray started, so it is not asked."""
+    ray = types.SimpleNamespace(is_initialized=lambda: False, cluster_resources=lambda: CLUSTER)
+    monkeypatch.setattr(ray_session, "ray", ray)
+    monkeypatch.setattr(ray_session, "_start", lambda wanted: None)
+    monkeypatch.setattr(cluster, "alive_nodes", lambda: [CLUSTER])
+    monkeypatch.setattr(cluster, "check_shared_storage", lambda path: None)
+    workload = _Recording()
+    # The fields init_ray reads (the launcher's Launch imports RLlib, for nothing here).
+    launch = types.SimpleNamespace(address=address, verbose=False, storage_path=tmp_path)
+    experiment = Experiment(config=SupervisedConfig(), stop={})
+    ray_session.init_ray(experiment, launch, workload)  # type: ignore[arg-type]
+    assert workload.checked == checked
