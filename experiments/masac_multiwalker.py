@@ -13,7 +13,8 @@ learning, then 2k of learning), seeds 0-2 (docs/benchmarks.md, `python scripts/b
 learning shows yet (sac_multiwalker.py at the same budget: -315.8 [-319.5, -308.4]). Its
 own budget is not measured here: on 2 CPUs it trains at 10.5-10.7 env steps/s once
 learning starts (4.96-5.49 with RLlib's replay buffer instead of replay from arrays),
-about 5.5 hours for 200k steps (docs/multiagent.md, "On two CPUs"). A GPU does not
+about 5.5 hours for 200k steps; fused Adam (2026-11-30) made it 10.9-12.3 where the same
+hour gave 9.6-10.0 without (docs/multiagent.md, "On two CPUs"). A GPU does not
 shorten it: on an H200 machine its learner on the GPU ran 16.5 env steps/s against 14.9
 on a CPU beside it, about 3.4 hours a seed; the time is in launching the update's many
 small kernels (docs/multiagent.md, "On an H200"). Method: SAC (Haarnoja et al. 2018)

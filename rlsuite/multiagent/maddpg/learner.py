@@ -55,8 +55,10 @@ class MADDPGTorchLearner(DQNTorchLearner):
         return list(module.critics.parameters())
 
     def _register(self, module_id: str, name: str, params: list, lr: Any) -> None:
-        # eps=1e-7 as RLlib's SAC learner sets it.
-        optimizer = torch.optim.Adam(params, eps=1e-7)
+        # eps=1e-7 as RLlib's SAC learner sets it. fused: Adam's default on the CPU steps
+        # tensor by tensor in Python, 7.5% of masac_multiwalker's trial time (py-spy); the
+        # fused kernel is the same update in one call per step (docs/multiagent.md).
+        optimizer = torch.optim.Adam(params, eps=1e-7, fused=True)
         self.register_optimizer(
             module_id=module_id,
             optimizer_name=name,
