@@ -22,6 +22,8 @@ class Workload(Protocol):
     name: str
     """What the kind is called in messages ("RL", "supervised")."""
     worker_setup_hook: str
+    scaling_flags: str
+    """The flags that size one trial, named by the fix of a trial too large to run."""
     """Ray's `worker_process_setup_hook` for every worker of a local run (a dotted path)."""
 
     def apply_flags(self, experiment: Experiment, options: RunOptions) -> Experiment:

@@ -25,10 +25,14 @@ from rlsuite.launcher.cluster import (
     ensure_auth_token,
     filesystem_type,
 )
+from rlsuite.rl.workload import RLWorkload
 from rlsuite.serving.command import check_checkpoint_shared
+from rlsuite.supervised.workload import SupervisedWorkload
+from rlsuite.workload import Workload
 from tests.helpers import ROOT, TOKEN_ENV, run_cli
 from tests.pbt_checks import check_ppo_exploits
 from tests.ray_nodes import two_node_cluster
+from tests.supervised_data import write_imagefolder
 
 
 @pytest.fixture(scope="module")
@@ -127,6 +131,26 @@ def test_a_trial_the_cluster_cannot_hold(
     assert not storage.exists()
 
 
+def test_ray_data_reads_need_a_cpu_the_workers_leave_free(
+    cluster: dict[str, str], storage: Path, tmp_path: Path
+) -> None:
+    """An image folder is read by Ray Data in tasks of a CPU beside the Train workers: two
+    workers of one CPU on this cluster of two would leave the reads none, and the run would
+    wait without an end. Refused once Ray has joined, before any trial."""
+    root = write_imagefolder(tmp_path / "images", classes=2, per_class=1)
+    sets = [f"data_path={root}", "num_classes=2", "use_gpu=false", "num_workers=2"]
+    sets.append("cpus_per_worker=1")
+    flags = [arg for value in sets for arg in ("--set", value)]
+    address = ("--address", cluster["address"])
+    experiment = ROOT / "experiments" / "resnet50_imagenet.py"
+    run = run_cli(experiment, *address, *flags, storage=storage, env=TOKEN_ENV)
+    assert run.returncode == 2, run.stderr[-2000:]
+    error = run.stderr.strip().splitlines()[-1]
+    needles = ("read by Ray Data in tasks of 1 CPU", "take all 2 of the cluster's", "add nodes")
+    assert all(needle in error for needle in needles), error
+    assert not storage.exists()
+
+
 def test_check_bundles_fit_names_the_actor_and_the_largest_node() -> None:
     nodes = [{"CPU": 8.0, "GPU": 1.0}, {"CPU": 16.0, "GPU": 1.0}]
     check_bundles_fit([{"CPU": 1.0}, {"CPU": 1.0, "GPU": 1.0}, {"CPU": 16.0}], nodes)
@@ -134,10 +158,16 @@ def test_check_bundles_fit_names_the_actor_and_the_largest_node() -> None:
         check_bundles_fit([{"CPU": 1.0}, {"CPU": 1.0, "GPU": 2.0}], nodes)
 
 
-def test_check_resources_names_every_missing_resource() -> None:
-    with pytest.raises(UsageError, match=r"8 CPU \(cluster has 4\), 2 GPU \(cluster has 0\)"):
-        check_resources({"CPU": 8, "GPU": 2, "memory": 1}, {"CPU": 4, "memory": 10})
-    check_resources({"CPU": 4}, {"CPU": 4})
+@pytest.mark.parametrize("workload", [RLWorkload(), SupervisedWorkload()], ids=["rl", "supervised"])
+def test_check_resources_names_every_missing_resource(workload: Workload) -> None:
+    """The fix names the flags that size this kind of trial: a supervised run refuses
+    --num-env-runners, which the message once named for every run."""
+    flags = workload.scaling_flags
+    with pytest.raises(UsageError, match=r"8 CPU \(cluster has 4\), 2 GPU \(cluster has 0\)") as no:
+        check_resources({"CPU": 8, "GPU": 2, "memory": 1}, {"CPU": 4, "memory": 10}, flags)
+    assert str(no.value).endswith(f"; lower {flags} or add nodes")
+    assert ("--num-env-runners" in flags) == isinstance(workload, RLWorkload)
+    check_resources({"CPU": 4}, {"CPU": 4}, flags)
 
 
 def test_filesystem_type_of_a_local_path(tmp_path: Path) -> None:

@@ -80,6 +80,7 @@ class _Recording:
     """A workload that records what `init_ray` asks of the joined cluster."""
 
     worker_setup_hook = "rlsuite.supervised.worker_setup.pin_ray_address"
+    scaling_flags = "--num-learners"
 
     def __init__(self) -> None:
         self.checked: list[dict[str, float]] = []

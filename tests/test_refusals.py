@@ -112,6 +112,19 @@ def test_trial_that_cannot_fit_this_machine(
     assert_rejected(capsys, code, storage, "one trial needs", "CPUs but this machine has")
 
 
+def test_supervised_trial_that_cannot_fit_this_machine_names_its_own_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The fix names the flags that size a supervised trial, not --num-env-runners (which
+    a supervised run refuses): 64 Train workers of a CPU each."""
+    storage = tmp_path / "results"
+    experiment = ROOT / "experiments" / "resnet_cifar10.py"
+    sets = ("--set", "use_gpu=false", "--set", "dataset=synthetic_images")
+    code = run_main(experiment, "--num-learners", "64", *sets, storage=storage)
+    needles = ("one trial needs 64 CPUs", "lower --num-learners, --num-cpus-per-learner")
+    assert "--num-env-runners" not in assert_rejected(capsys, code, storage, *needles)
+
+
 def test_unreachable_address_fails_in_seconds(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -37,14 +37,14 @@ def check_checkpoint_cadence(experiment: Experiment) -> None:
 LOCAL_OVERSUBSCRIPTION = 2
 
 
-def check_fits_locally(needed: Mapping[str, float], cpus: int) -> None:
-    """A trial of a local run must fit this machine (GPUs are checked by the workload)."""
+def check_fits_locally(needed: Mapping[str, float], cpus: int, flags: str) -> None:
+    """A trial of a local run must fit this machine (GPUs are checked by the workload);
+    `flags`: the workload's that size a trial."""
     wanted = needed.get("CPU", 0.0)
     if wanted > LOCAL_OVERSUBSCRIPTION * cpus:
         raise UsageError(
             f"one trial needs {wanted:g} CPUs but this machine has {cpus} (a local run may "
-            f"reserve up to {LOCAL_OVERSUBSCRIPTION * cpus}); lower --num-env-runners, "
-            "--num-learners or --num-cpus-per-env-runner/--num-cpus-per-learner, or join a "
+            f"reserve up to {LOCAL_OVERSUBSCRIPTION * cpus}); lower {flags}, or join a "
             "cluster with --address"
         )
 

@@ -159,8 +159,13 @@ def _host_port(address: str, resolved: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def check_resources(needed: dict[str, float], available: dict[str, float]) -> None:
-    """UsageError naming each resource a single trial needs beyond the cluster's total."""
+def check_resources(
+    needed: dict[str, float],
+    available: dict[str, float],
+    flags: str,
+) -> None:
+    """UsageError naming each resource a single trial needs beyond the cluster's total;
+    `flags`: the workload's that size a trial (`Workload.scaling_flags`)."""
     missing = [
         f"{amount:g} {name} (cluster has {available.get(name, 0.0):g})"
         for name, amount in sorted(needed.items())
@@ -170,7 +175,7 @@ def check_resources(needed: dict[str, float], available: dict[str, float]) -> No
         raise UsageError(
             "one trial needs more than the cluster has: "
             + ", ".join(missing)
-            + "; lower --num-env-runners/--num-learners/--num-gpus-per-learner or add nodes"
+            + f"; lower {flags} or add nodes"
         )
 
 

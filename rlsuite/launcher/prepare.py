@@ -77,7 +77,8 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
     if launch.address:
         cluster.check_reachable(launch.address)
     else:
-        checks.check_fits_locally(workload.trial_resources(experiment), os.cpu_count() or 1)
+        needed, cpus = workload.trial_resources(experiment), os.cpu_count() or 1
+        checks.check_fits_locally(needed, cpus, workload.scaling_flags)
     checks.check_checkpoint_cadence(experiment)
     checks.check_stop(experiment.stop)
     checks.check_run_name(launch.name)

@@ -94,7 +94,7 @@ def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None
     if not ray.is_initialized():
         _start(wanted)
     resources = ray.cluster_resources()
-    cluster.check_resources(needed, resources)
+    cluster.check_resources(needed, resources, workload.scaling_flags)
     cluster.check_bundles_fit(workload.trial_bundles(experiment), cluster.alive_nodes())
     if launch.address:  # a local run's `check` saw this machine's before Ray started
         workload.check_cluster(experiment, resources)

@@ -27,6 +27,10 @@ class RLWorkload:
     name = "RL"
     # Each Ray worker of the run imports RLlib as it starts (rlsuite/launcher/warmup.py).
     worker_setup_hook = "rlsuite.launcher.warmup.import_rllib"
+    scaling_flags = (
+        "--num-env-runners, --num-learners, --num-gpus-per-learner or "
+        "--num-cpus-per-env-runner/--num-cpus-per-learner"
+    )
 
     def apply_flags(self, experiment: Experiment, options: RunOptions) -> Experiment:
         config = apply_sets(_config(experiment), list(options.sets))

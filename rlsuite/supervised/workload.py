@@ -29,6 +29,11 @@ class SupervisedWorkload:
     # Not RLlib's warm-up: supervised runs start many small processes (Train's controller
     # and helpers) that never use RLlib. See worker_setup for this one.
     worker_setup_hook = "rlsuite.supervised.worker_setup.pin_ray_address"
+    # --num-env-runners and its kin are refused here (overrides.RL_ONLY_FLAGS).
+    scaling_flags = (
+        "--num-learners, --num-cpus-per-learner or --num-gpus-per-learner "
+        "(num_workers, cpus_per_worker, use_gpu)"
+    )
 
     def apply_flags(self, experiment: Experiment, options: RunOptions) -> Experiment:
         config = overrides.apply_sets(_config(experiment), list(options.sets))
