@@ -124,6 +124,8 @@ def test_onnx_backend_behind_haproxy_acts_like_the_module(cartpole: Path, tmp_pa
     assert list((tmp_path / "logs").glob("haproxy-*.stderr.log")), "HAProxy's logs were not kept"
     replica_logs = "".join(p.read_text() for p in (tmp_path / "logs/ray/serve").glob("replica_*"))
     assert len(ACCESS_LINE.findall(replica_logs)) >= 3, "--access-log logged no requests"
+    # Serve's throughput mode (haproxy.THROUGHPUT) buffers request-path lines by default.
+    assert "400 /act: observations[0]: shape (5,)" in replica_logs, "the refusal's line was lost"
 
 
 BOX = gym.spaces.Box(-1.0, 1.0, (2,), np.float32)

@@ -4,6 +4,7 @@ naming HAProxy's own reason, exit 1, not Ray's traceback."""
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 from pathlib import Path
@@ -96,3 +97,23 @@ def test_an_haproxy_that_cannot_bind_is_one_line_and_exit_1(
     assert "haproxy-*.log" in lines[-1]
     assert f"cannot bind socket (Address already in use) for [0.0.0.0:{port}]" in lines[-1]
     assert not any(line.startswith("INFO") for line in lines), err  # Serve's chatter
+
+
+def test_serves_throughput_mode_unless_the_environment_says_otherwise(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`--proxy haproxy` runs Serve's throughput-optimized mode, with the replicas' log
+    lines unbuffered on stderr; a setting the user's environment holds wins, and the
+    environment is as before once the server ends."""
+    mode, stderr = "RAY_SERVE_THROUGHPUT_OPTIMIZED", "RAY_SERVE_LOG_TO_STDERR"
+    monkeypatch.delenv(mode, raising=False)
+    monkeypatch.delenv(stderr, raising=False)
+    with haproxy.enabled([25001, 25002]):
+        assert os.environ[mode] == "1" and os.environ[stderr] == "1"
+        assert os.environ["RAY_SERVE_REQUEST_PATH_LOG_BUFFER_SIZE"] == "1"
+        assert os.environ["RAY_SERVE_ENABLE_HA_PROXY"] == "1"
+    assert mode not in os.environ and stderr not in os.environ
+    monkeypatch.setenv(mode, "0")
+    with haproxy.enabled([25001, 25002]):
+        assert os.environ[mode] == "0"
+    assert os.environ[mode] == "0"
