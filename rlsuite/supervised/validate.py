@@ -152,8 +152,9 @@ def check_reads_fit(
     fits = (cpus - READ_CPUS) / workers
     prefix = ""
     if where == "this machine's":
-        fix = f"--set cpus_per_worker={fits:g}" if fits > 0 else "--set num_workers=1"
-        fix = f"leave one free ({fix}) or join a cluster with --address"
+        # One CPU in all: no worker leaves the read one, whatever it is set to.
+        free = f"leave one free (--set cpus_per_worker={fits:g}) or " if fits > 0 else ""
+        fix = f"{free}join a cluster with --address"
     elif searched:
         values = ", ".join(f"{key}={_short(value)}" for key, value in searched.items())
         prefix = f"search at its largest ({values}): "
