@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rlsuite.errors import UsageError
-from rlsuite.supervised import SupervisedConfig, batches, imagefolder, validate
+from rlsuite.supervised import SupervisedConfig, batches, imagefolder
 from tests.helpers import ROOT, reject
 from tests.supervised_data import write_cifar, write_imagefolder
 
@@ -168,17 +167,6 @@ def test_imagefolder_workers_that_leave_ray_data_no_cpu(
     sets = (*_imagefolder_sets(root, classes=2), "--set", f"cpus_per_worker={cpus}")
     needles = ("read by Ray Data in tasks of 1 CPU", f"take all {cpus} of this machine's")
     reject(capsys, tmp_path, IMAGENET, *sets, needles=needles)
-
-
-def test_a_machine_of_one_cpu_has_none_for_ray_data_beside_a_worker() -> None:
-    """No setting of the workers leaves the read a CPU on a 1-CPU machine: the fix is a
-    cluster, not `--set num_workers=1`, which the message once gave and which still waits."""
-    config = SupervisedConfig(dataset="imagefolder", num_workers=1)
-    with pytest.raises(UsageError) as refused:
-        validate.check_reads_fit(config, 1, "this machine's")
-    assert str(refused.value).endswith(
-        "take all 1 of this machine's; join a cluster with --address"
-    )
 
 
 def _imagefolder_sets(root: Path, classes: int | None = None) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
-"""A Ray Data set on a joined cluster (`--address`): its reads run in tasks of a CPU beside
-the Train workers, and where one trial's workers take every CPU of the cluster they never
-start, and the run waits without an end. Locally that is refused before Ray starts; a
-cluster's CPUs are known once Ray has joined it, so `init_ray` asks the workload then.
-No Ray here: made-up cluster resources, and a stand-in for Ray in `init_ray`."""
+"""Ray Data's reads run in tasks of a CPU beside the Train workers: where a trial's workers
+take every CPU the reads never start, and the run waits without an end. On this machine
+that is refused before Ray starts (the end-to-end refusal is in test_supervised_files.py);
+a joined cluster's CPUs (`--address`) are known once Ray has joined it, so `init_ray` asks
+the workload then (end to end on two nodes: test_cluster.py). No Ray here: made-up
+cluster resources, and a stand-in for Ray in `init_ray`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from ray import tune
 from rlsuite.errors import UsageError
 from rlsuite.experiment import Experiment
 from rlsuite.launcher import cluster, ray_session
-from rlsuite.supervised import SupervisedConfig
+from rlsuite.supervised import SupervisedConfig, validate
 from rlsuite.supervised.registry import dataset_entry
 from rlsuite.supervised.workload import SupervisedWorkload
 
@@ -115,3 +116,14 @@ def test_init_ray_asks_the_workload_once_it_has_joined_a_cluster(
     experiment = Experiment(config=SupervisedConfig(), stop={})
     ray_session.init_ray(experiment, launch, workload)  # type: ignore[arg-type]
     assert workload.checked == checked
+
+
+def test_a_machine_of_one_cpu_has_none_for_ray_data_beside_a_worker() -> None:
+    """No setting of the workers leaves the read a CPU on a 1-CPU machine: the fix is a
+    cluster, not `--set num_workers=1`, which the message once gave and which still waits."""
+    config = SupervisedConfig(dataset="imagefolder", num_workers=1)
+    with pytest.raises(UsageError) as refused:
+        validate.check_reads_fit(config, 1, "this machine's")
+    assert str(refused.value).endswith(
+        "take all 1 of this machine's; join a cluster with --address"
+    )
