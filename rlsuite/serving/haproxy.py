@@ -63,9 +63,10 @@ def environment(state_dir: Path, ports: Sequence[int]) -> dict[str, str]:
 @contextlib.contextmanager
 def enabled(ports: Sequence[int], logs_dir: Path | None = None) -> Iterator[dict[str, str]]:
     """HAProxy's settings, and `THROUGHPUT`'s, in this process's environment (for the Ray
-    it starts) while the server runs; its files in a new /tmp directory, removed after (a short path: HAProxy's
-    admin socket name must stay under the 108 bytes of a Unix socket's). HAProxy's own
-    stdout and stderr logs, which Serve writes beside the socket, are kept in `logs_dir`."""
+    it starts) while the server runs; its files in a new /tmp directory, removed after (a
+    short path: HAProxy's admin socket name must stay under the 108 bytes of a Unix
+    socket's). HAProxy's own stdout and stderr logs, which Serve writes beside the socket,
+    are kept in `logs_dir`."""
     with tempfile.TemporaryDirectory(prefix="rlsuite-haproxy-", dir="/tmp") as state_dir:
         settings = environment(Path(state_dir), ports)
         settings |= {name: value for name, value in THROUGHPUT.items() if name not in os.environ}

@@ -9,8 +9,9 @@ server it measures, and every CPU-second it spends is one the server does not ge
   passed between 64 threads cost a share of the machine per request.
 - `asyncio`: every client a coroutine on one event loop (uvloop where installed, as
   uvicorn uses it), writing prebuilt request bytes and reading the answer's head and as
-  many bytes as its `Content-Length` says. It does what `wrk` or `hey` do for load generators, in Python because
-  no C load generator is installable from the package registries here.
+  many bytes as its `Content-Length` says. It does what `wrk` or `hey` do for load
+  generators, in Python because no C load generator is installable from the package
+  registries here.
 Each load also reports the client's own CPU time per answered request (this process's
 CPU time during the load; the server runs in other processes), so the share the client
 took is on the record.
