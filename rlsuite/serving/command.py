@@ -69,9 +69,7 @@ def serve(options: ServeOptions) -> None:
 
             machine = {"CPU": float(os.cpu_count() or 1), "GPU": float(torch.cuda.device_count())}
             check_room(options, machine, "this machine")
-        ports = (
-            haproxy.free_ports(2, exclude={options.port}) if options.proxy == "haproxy" else None
-        )
+        ports = haproxy.ports_for(options.proxy, options.port)
     except (DamagedCheckpointError, UsageError) as error:
         if options.logs_dir is None:  # a refusal leaves nothing behind
             shutil.rmtree(logs_dir, ignore_errors=True)
@@ -81,7 +79,7 @@ def serve(options: ServeOptions) -> None:
             shutil.rmtree(logs_dir, ignore_errors=True)
         raise
     # HAProxy's settings reach Serve through the environment its Ray inherits.
-    with haproxy.for_proxy(options.proxy, logs_dir, ports):
+    with haproxy.for_proxy(ports, logs_dir):
         _run(options, target, model, logs_dir)
 
 

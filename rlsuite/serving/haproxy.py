@@ -81,15 +81,17 @@ def enabled(ports: Sequence[int], logs_dir: Path | None = None) -> Iterator[dict
                     shutil.copy2(log, logs_dir / f"haproxy-{log.name}")
 
 
+def ports_for(proxy: str, port: int) -> list[int] | None:
+    """HAProxy's stats and metrics ports for `--proxy haproxy`, chosen before Ray starts and
+    never the server's own `port`; None for Serve's own proxy."""
+    return free_ports(2, exclude={port}) if proxy == "haproxy" else None
+
+
 def for_proxy(
-    proxy: str, logs_dir: Path | None, ports: Sequence[int] | None
+    ports: Sequence[int] | None, logs_dir: Path | None
 ) -> contextlib.AbstractContextManager[Any]:
-    """`enabled` on `ports` (`free_ports`, chosen before) for `--proxy haproxy`, nothing
-    for Serve's own proxy."""
-    if proxy != "haproxy":
-        return contextlib.nullcontext()
-    assert ports is not None, "--proxy haproxy: choose HAProxy's ports with free_ports"
-    return enabled(ports, logs_dir)
+    """`enabled` on the `ports_for` HAProxy, nothing for Serve's own proxy (None)."""
+    return contextlib.nullcontext() if ports is None else enabled(ports, logs_dir)
 
 
 def check_binary() -> None:

@@ -46,8 +46,7 @@ def main() -> None:
     args = parser.parse_args()
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
-    ports = haproxy.free_ports(2, exclude={args.port}) if args.proxy == "haproxy" else None
-    with haproxy.for_proxy(args.proxy, None, ports):
+    with haproxy.for_proxy(haproxy.ports_for(args.proxy, args.port), None):
         ray.init(log_to_driver=False)
         serve.start(http_options=HTTPOptions(host="127.0.0.1", port=args.port))
         app = serve.deployment(
