@@ -119,16 +119,24 @@ def terminal(err: bool = False) -> TextIO:
     return _terminal[1] if err else _terminal[0]
 
 
-def copy_ray_logs(logs_dir: Path) -> None:
-    """This run's Ray session logs (every worker's output) into `logs_dir/ray`, for a
-    local Ray; on a cluster they stay on each node (`ray logs`)."""
+def ray_logs_source() -> Path | None:
+    """This process's Ray session log folder, while Ray is up (it is still on disk after
+    `ray.shutdown()`, but Ray no longer says where)."""
     try:
         import ray._private.worker as ray_worker
 
         node = ray_worker._global_node  # private: Ray has no public getter for it
-        source = Path(node.get_logs_dir_path()) if node is not None else None
+        return Path(node.get_logs_dir_path()) if node is not None else None
     except Exception:
-        return
+        return None
+
+
+def copy_ray_logs(logs_dir: Path, source: Path | None = None) -> None:
+    """This run's Ray session logs (every worker's output) into `logs_dir/ray`, for a
+    local Ray; on a cluster they stay on each node (`ray logs`). `source`, taken with
+    `ray_logs_source()` before Ray was shut down, copies what the workers wrote up to their
+    end; without it, the session of the Ray that is up."""
+    source = source if source is not None else ray_logs_source()
     if source is None or not source.is_dir() or not logs_dir.is_dir():
         return  # no Ray, or the run was refused before it kept a log
     with contextlib.suppress(OSError):

@@ -31,6 +31,7 @@ from rlsuite.launcher.console import (
     copy_ray_logs,
     held_output,
     keep_log,
+    ray_logs_source,
     ray_output_to,
     terminal,
 )
@@ -198,8 +199,11 @@ def _run(options: ServeOptions, target: Target, model: Model, logs_dir: Path) ->
                 # ended 90 s after Ctrl-C).
                 with contextlib.suppress(Exception):
                     serve.shutdown()
-            copy_ray_logs(logs_dir)  # the replicas' logs, one line per refused request
+            ray_logs = ray_logs_source()
             ray.shutdown()
+            # After the shutdown: a replica writes a request's access line after its answer
+            # went out, and a copy taken before had missed the last one (CI, loaded).
+            copy_ray_logs(logs_dir, ray_logs)  # the replicas' logs, one line per refused request
             stop_signals.release()
         print("rlsuite.serve: stopped", file=out)
 
