@@ -47,6 +47,7 @@ PETTINGZOO_MODULES: dict[str, str] = {
 # Turn-based games: name -> PettingZoo module with an AEC `env(**env_config)`.
 PETTINGZOO_TURN_BASED: dict[str, str] = {
     "classic/connect_four": "pettingzoo.classic.connect_four_v3",
+    "classic/tictactoe": "pettingzoo.classic.tictactoe_v3",
 }
 
 

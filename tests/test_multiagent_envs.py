@@ -22,6 +22,7 @@ AGENTS = {
     "sisl/multiwalker": [f"walker_{i}" for i in range(3)],
     "butterfly/pistonball": [f"piston_{i}" for i in range(20)],
     "classic/connect_four": ["player_0", "player_1"],
+    "classic/tictactoe": ["player_1", "player_2"],
 }
 
 

@@ -28,7 +28,7 @@ from rlsuite.evaluation.options import EvaluateOptions
 from rlsuite.evaluation.policy import SingleAgentPolicy, module_ids
 from rlsuite.evaluation.video import Mp4Writer
 from rlsuite.multiagent.matches import MatchResults, module_player, play_games, scripted_player
-from rlsuite.multiagent.opponents import OPPONENTS, one_move_answers
+from rlsuite.multiagent.opponents import one_move_answers, players_for, plays_connect_four
 from rlsuite.multiagent.selfplay import OpponentPool
 from rlsuite.outputs import check_output_dir, check_output_file
 from rlsuite.rl import export
@@ -202,30 +202,36 @@ def _win_rates(evaluation: Evaluation, options: EvaluateOptions) -> None:
     mapping = policy.policy_mapping_fn
     if not isinstance(mapping, OpponentPool):
         return
-    player = module_player(policy.module[mapping.learner], explore=options.explore)
+    module = policy.module[mapping.learner]
+    player = module_player(module, explore=options.explore)
     config = _env_config(evaluation.target, evaluation.env_name)
-    for name, move in OPPONENTS.items():
+    spaces = (module.observation_space, module.action_space)
+    connect_four = plays_connect_four(*spaces)
+    for name, move in players_for(*spaces).items():  # the heuristics know connect four only
         games = play_games(
             lambda: envs.make(evaluation.env_name, config),
             player,
             scripted_player(move),
             options.episodes,
             options.seed,
-            answers=one_move_answers,
+            answers=one_move_answers if connect_four else None,
         )
         print(
             f"{mapping.learner} vs {name}: win rate {games.win_rate:.2f} ({games.games} games: {games.wins} won, {games.draws} drawn, {games.losses} lost)"
         )
-        print(_seats_and_tactics(games))
+        print(_seats_and_tactics(games, connect_four))
 
 
-def _seats_and_tactics(games: MatchResults) -> str:
-    """Where the games were won and lost: by seat, and in the positions with a one-move
-    answer (a learner that misses its own wins or single blocks loses to the heuristic)."""
+def _seats_and_tactics(games: MatchResults, tactics_counted: bool = True) -> str:
+    """Where the games were won and lost: by seat, and (on connect four) in the positions
+    with a one-move answer (a learner that misses its own wins or single blocks loses to
+    the heuristic)."""
+    seats = f"  moving first {games.first_win_rate:.2f}, second {games.second_win_rate:.2f}"
+    if not tactics_counted:
+        return seats
     tactics = games.tactics
     return (
-        f"  moving first {games.first_win_rate:.2f}, second {games.second_win_rate:.2f}; "
-        f"took {tactics.wins_taken} of {tactics.wins_open} wins on the board, "
+        f"{seats}; took {tactics.wins_taken} of {tactics.wins_open} wins on the board, "
         f"blocked {tactics.blocks_made} of {tactics.blocks_open} single threats"
     )
 

@@ -1,10 +1,12 @@
-"""Fixed opponents for connect four: a random player and two lookahead heuristics.
+"""Fixed opponents for two-player board games: a random player for any game with action
+masks, and two lookahead heuristics for connect four.
 
-All read the observation of the registry's `classic/connect_four` (see envs/multiagent.py):
-`observations` is the 6x7x2 board seen by the player to move (plane 0 its own pieces,
-plane 1 the opponent's, row 0 at the top) and `action_mask` marks the columns not yet full.
+They read the observation the registry's turn-based games give (see envs/multiagent.py):
+`observations` is the board seen by the player to move and `action_mask` marks the legal
+moves. The heuristics know connect four only (`plays_connect_four`): a 6x7x2 board (plane 0
+the mover's pieces, plane 1 the opponent's, row 0 at the top) and one move per column.
 
-- `random_move`: a uniformly random legal column.
+- `random_move`: a uniformly random legal move.
 - `heuristic_move`: win now if a column does it, else block a column where the opponent
   would win on its next move, else random (the usual "one-step lookahead" baseline).
 - `careful_move`: the same, but its random move avoids columns that would let the
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 import torch
 from ray.rllib.core.columns import Columns
@@ -40,8 +43,23 @@ def legal_columns(observation: Observation) -> np.ndarray:
     return np.flatnonzero(np.asarray(observation["action_mask"]) > 0)
 
 
+def plays_connect_four(observation_space: gym.Space | None, action_space: gym.Space | None) -> bool:
+    """Whether an agent's spaces are connect four's, as the connect-four players read them."""
+    board = (
+        observation_space.spaces.get("observations")
+        if isinstance(observation_space, gym.spaces.Dict)
+        else None
+    )
+    return (
+        isinstance(board, gym.spaces.Box)
+        and board.shape == (ROWS, COLUMNS, 2)
+        and isinstance(action_space, gym.spaces.Discrete)
+        and int(action_space.n) == COLUMNS
+    )
+
+
 def random_move(observation: Observation, rng: np.random.Generator) -> int:
-    """A uniformly random column that is not full."""
+    """A uniformly random legal move."""
     return int(rng.choice(legal_columns(observation)))
 
 
@@ -130,6 +148,16 @@ OPPONENTS: dict[str, Opponent] = {
     "heuristic": heuristic_move,
     "careful": careful_move,
 }
+CONNECT_FOUR_PLAYERS = ("heuristic", "careful")
+
+
+def players_for(
+    observation_space: gym.Space | None, action_space: gym.Space | None
+) -> dict[str, Opponent]:
+    """The fixed opponents that can play the game of these spaces."""
+    if plays_connect_four(observation_space, action_space):
+        return dict(OPPONENTS)
+    return {name: move for name, move in OPPONENTS.items() if name not in CONNECT_FOUR_PLAYERS}
 
 
 class _ScriptedRLModule(RLModule):
@@ -139,8 +167,18 @@ class _ScriptedRLModule(RLModule):
 
     applies_action_mask = True  # rlsuite.multiagent.validate accepts it for masked games
     move: Opponent = staticmethod(random_move)
+    connect_four_only = False
 
     def setup(self) -> None:
+        # Refused when built (rlsuite.multiagent.validate builds every policy's module before
+        # Ray starts): on another board the heuristics would index out of it in the trial.
+        if self.connect_four_only and not plays_connect_four(
+            self.observation_space, self.action_space
+        ):
+            raise ValueError(
+                f"{type(self).__name__} plays connect four only (a 6x7 board of two planes, "
+                f"7 columns), got {self.observation_space} and {self.action_space}"
+            )
         self._rng = np.random.default_rng()
 
     def _forward(self, batch: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
@@ -167,12 +205,14 @@ class HeuristicRLModule(_ScriptedRLModule):
     """Win, else block, else random."""
 
     move = staticmethod(heuristic_move)
+    connect_four_only = True
 
 
 class CarefulRLModule(_ScriptedRLModule):
     """Win, else block, else random without handing over a win."""
 
     move = staticmethod(careful_move)
+    connect_four_only = True
 
 
 SCRIPTED_MODULES: dict[str, type[RLModule]] = {

@@ -28,7 +28,7 @@ from ray.rllib.core.rl_module.rl_module import RLModuleSpec
 
 from rlsuite import envs
 from rlsuite.errors import UsageError
-from rlsuite.multiagent.opponents import SCRIPTED_MODULES
+from rlsuite.multiagent.opponents import CONNECT_FOUR_PLAYERS, SCRIPTED_MODULES, plays_connect_four
 from rlsuite.multiagent.policies import agent_spaces
 
 LEARNER = "main"
@@ -86,9 +86,11 @@ def opponent_pool(
     """`.multi_agent()` settings: policies `learner`, `random`, the `fixed` scripted
     players and the `exploiters`, the pool mapping, and `learner` and the exploiters
     trained (the exploiters against the learner in `exploiter_share` of the games)."""
-    seats = _two_seats(env_name, list(agent_spaces(env_name, env_config)))
+    spaces = agent_spaces(env_name, env_config)
+    seats = _two_seats(env_name, list(spaces))
     for name in fixed:
         _scripted(name)
+    _check_players_know_the_game(env_name, fixed, spaces[seats[0]])
     _check_exploiters(learner, fixed, exploiters, exploiter_share)
     mapping = OpponentPool(seats, learner, fixed=tuple(fixed))
     if exploiters:
@@ -150,6 +152,16 @@ def _scripted(name: str) -> type:
             f"no scripted player {name!r} for the pool; choose from {', '.join(SCRIPTED_MODULES)}"
         )
     return SCRIPTED_MODULES[name]
+
+
+def _check_players_know_the_game(env_name: str, fixed: tuple[str, ...], seat: Any) -> None:
+    unknown = [name for name in fixed if name in CONNECT_FOUR_PLAYERS]
+    if unknown and not plays_connect_four(seat.observation, seat.action):
+        raise UsageError(
+            f"the scripted {unknown[0]!r} player plays connect four only, and {env_name} is "
+            f"another game; leave it out of fixed=: the pool keeps the random player and the "
+            "learner's snapshots"
+        )
 
 
 def _check_exploiters(

@@ -9,8 +9,9 @@ above `win_rate_threshold` it freezes a copy of `main` (a new RLModule added wit
 opponents among the newest `max_snapshots` snapshots (older ones stay in the Algorithm,
 unplayed: RLlib's env runners may still hold unfinished games against them). Every
 `evaluation_interval` iterations it also plays `evaluation_games` whole games against the
-fixed players of `opponents.py` (and after the first iteration, as a baseline) and reports
-those win rates.
+fixed players of `opponents.py` that know the game (on connect four all three, on another
+game the random player) and reports those win rates (also after the first iteration, as a
+baseline).
 
     config.multi_agent(**opponent_pool("classic/connect_four"))
     config.rl_module(rl_module_spec=pool_modules(masked_ppo_spec()))
@@ -59,7 +60,7 @@ from rlsuite.multiagent.matches import (
     play_games,
     scripted_player,
 )
-from rlsuite.multiagent.opponents import OPPONENTS, one_move_answers
+from rlsuite.multiagent.opponents import one_move_answers, players_for, plays_connect_four
 from rlsuite.multiagent.pool import (
     LEARNER,
     RANDOM,
@@ -220,9 +221,13 @@ class SelfPlayCallback(RLlibCallback):
                     _put(result, key, share)
 
     def evaluate(self, algorithm: Any, learner: str) -> dict[str, MatchResults]:
-        """The learner's greedy games against each fixed opponent: outcomes and tactics."""
+        """The learner's greedy games against each fixed opponent that knows the game:
+        outcomes, and on connect four its tactics."""
         config = algorithm.config
-        player = module_player(algorithm.get_module(learner))
+        module = algorithm.get_module(learner)
+        spaces = (module.observation_space, module.action_space)
+        answers = one_move_answers if plays_connect_four(*spaces) else None
+        player = module_player(module)
         return {
             name: play_games(
                 lambda: envs.make(config.env, config.env_config),
@@ -230,9 +235,9 @@ class SelfPlayCallback(RLlibCallback):
                 scripted_player(opponent),
                 self.evaluation_games,
                 EVALUATION_SEED,
-                answers=one_move_answers,
+                answers=answers,
             )
-            for name, opponent in OPPONENTS.items()
+            for name, opponent in players_for(*spaces).items()
         }
 
     def _reweigh(self, algorithm: Any, mapping: OpponentPool, result: dict) -> OpponentPool:
