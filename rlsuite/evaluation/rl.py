@@ -27,8 +27,8 @@ from rlsuite.evaluation.multiagent import MultiAgentPolicy
 from rlsuite.evaluation.options import EvaluateOptions
 from rlsuite.evaluation.policy import SingleAgentPolicy, module_ids
 from rlsuite.evaluation.video import Mp4Writer
-from rlsuite.multiagent.matches import MatchResults, module_player, play_games, scripted_player
-from rlsuite.multiagent.opponents import one_move_answers, players_for, plays_connect_four
+from rlsuite.multiagent.matches import MatchResults, against_fixed_players, module_player
+from rlsuite.multiagent.opponents import plays_connect_four
 from rlsuite.multiagent.selfplay import OpponentPool
 from rlsuite.outputs import check_output_dir, check_output_file
 from rlsuite.rl import export
@@ -203,23 +203,20 @@ def _win_rates(evaluation: Evaluation, options: EvaluateOptions) -> None:
     if not isinstance(mapping, OpponentPool):
         return
     module = policy.module[mapping.learner]
-    player = module_player(module, explore=options.explore)
     config = _env_config(evaluation.target, evaluation.env_name)
-    spaces = (module.observation_space, module.action_space)
-    connect_four = plays_connect_four(*spaces)
-    for name, move in players_for(*spaces).items():  # the heuristics know connect four only
-        games = play_games(
-            lambda: envs.make(evaluation.env_name, config),
-            player,
-            scripted_player(move),
-            options.episodes,
-            options.seed,
-            answers=one_move_answers if connect_four else None,
-        )
+    matches = against_fixed_players(
+        lambda: envs.make(evaluation.env_name, config),
+        module,
+        module_player(module, explore=options.explore),
+        options.episodes,
+        options.seed,
+    )
+    tactics_counted = plays_connect_four(module.observation_space, module.action_space)
+    for name, games in matches.items():
         print(
             f"{mapping.learner} vs {name}: win rate {games.win_rate:.2f} ({games.games} games: {games.wins} won, {games.draws} drawn, {games.losses} lost)"
         )
-        print(_seats_and_tactics(games, connect_four))
+        print(_seats_and_tactics(games, tactics_counted))
 
 
 def _seats_and_tactics(games: MatchResults, tactics_counted: bool = True) -> str:

@@ -17,7 +17,13 @@ import torch
 from ray.rllib.core.columns import Columns
 from ray.rllib.core.rl_module.rl_module import RLModule
 
-from rlsuite.multiagent.opponents import Observation, Opponent
+from rlsuite.multiagent.opponents import (
+    Observation,
+    Opponent,
+    one_move_answers,
+    players_for,
+    plays_connect_four,
+)
 
 Player = Callable[[list[Observation], np.random.Generator], list[int]]
 
@@ -195,3 +201,17 @@ class _Game:
         self.observations, rewards, terminateds, truncateds, _ = self.env.step({self.mover: action})
         self.learner_return += float(rewards.get(self.learner, 0.0))
         self.over = bool(terminateds["__all__"] or truncateds["__all__"])
+
+
+def against_fixed_players(
+    make_env: Callable[[], Any], module: RLModule, player: Player, games: int, seed: int
+) -> dict[str, MatchResults]:
+    """`games` games of `player` (`module` playing) against each fixed player of
+    `opponents.py` that knows the game: on connect four all three, with tactics counted;
+    on another game the random player."""
+    spaces = (module.observation_space, module.action_space)
+    answers = one_move_answers if plays_connect_four(*spaces) else None
+    return {
+        name: play_games(make_env, player, scripted_player(move), games, seed, answers)
+        for name, move in players_for(*spaces).items()
+    }

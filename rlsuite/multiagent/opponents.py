@@ -148,7 +148,6 @@ OPPONENTS: dict[str, Opponent] = {
     "heuristic": heuristic_move,
     "careful": careful_move,
 }
-CONNECT_FOUR_PLAYERS = ("heuristic", "careful")
 
 
 def players_for(
@@ -220,6 +219,9 @@ SCRIPTED_MODULES: dict[str, type[RLModule]] = {
     "heuristic": HeuristicRLModule,
     "careful": CarefulRLModule,
 }
+CONNECT_FOUR_PLAYERS = tuple(
+    name for name, module in SCRIPTED_MODULES.items() if getattr(module, "connect_four_only", False)
+)
 
 
 def _numpy(value: Any) -> np.ndarray:

@@ -56,11 +56,9 @@ from rlsuite.multiagent.league import (
 from rlsuite.multiagent.matches import (
     MatchResults,
     Tactics,
+    against_fixed_players,
     module_player,
-    play_games,
-    scripted_player,
 )
-from rlsuite.multiagent.opponents import one_move_answers, players_for, plays_connect_four
 from rlsuite.multiagent.pool import (
     LEARNER,
     RANDOM,
@@ -225,20 +223,13 @@ class SelfPlayCallback(RLlibCallback):
         outcomes, and on connect four its tactics."""
         config = algorithm.config
         module = algorithm.get_module(learner)
-        spaces = (module.observation_space, module.action_space)
-        answers = one_move_answers if plays_connect_four(*spaces) else None
-        player = module_player(module)
-        return {
-            name: play_games(
-                lambda: envs.make(config.env, config.env_config),
-                player,
-                scripted_player(opponent),
-                self.evaluation_games,
-                EVALUATION_SEED,
-                answers=answers,
-            )
-            for name, opponent in players_for(*spaces).items()
-        }
+        return against_fixed_players(
+            lambda: envs.make(config.env, config.env_config),
+            module,
+            module_player(module),
+            self.evaluation_games,
+            EVALUATION_SEED,
+        )
 
     def _reweigh(self, algorithm: Any, mapping: OpponentPool, result: dict) -> OpponentPool:
         """PFSP: new draw weights from this iteration's win rates, averaged with the
