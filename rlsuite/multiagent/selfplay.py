@@ -28,9 +28,8 @@ main exploiters (`opponent_pool(..., exploiters=("main_exploiter",))`, the same 
 `exploiter_reset_below=0.3`, an exploiter against which the learner wins less than that
 share of an iteration's games is frozen into the pool and starts afresh (`league.py`).
 
-Snapshots live in the Algorithm and its checkpoints (`Algorithm.from_checkpoint` brings
-them back); `--resume` rebuilds the Algorithm from the experiment's config and restores
-`main` only, so a resumed run starts its pool again from the random player.
+Snapshots live in the Algorithm and its checkpoints; `--resume`, PBT's exploit and
+`Algorithm.from_checkpoint` bring them back with the pool as it was (`league_restore.py`).
 """
 
 from __future__ import annotations
@@ -53,6 +52,7 @@ from rlsuite.multiagent.league import (
     renew_exploiter,
     set_mapping,
 )
+from rlsuite.multiagent.league_restore import restore_league_first
 from rlsuite.multiagent.matches import (
     MatchResults,
     Tactics,
@@ -161,6 +161,10 @@ class SelfPlayCallback(RLlibCallback):
         self.opponent_sampling = opponent_sampling
         self.exploiter_reset_below = exploiter_reset_below
         self.pool_win_rates: dict[str, float] = {}  # smoothed over iterations, for PFSP
+
+    def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
+        if isinstance(algorithm.config.policy_mapping_fn, OpponentPool):
+            restore_league_first(algorithm)  # --resume and PBT keep the pool's snapshots
 
     def on_episode_end(
         self,

@@ -1,0 +1,108 @@
+"""The league comes back with a checkpoint restored into an Algorithm built from the
+experiment's config: `--resume`, PBT's exploit and a script's `Algorithm.restore_from_path`.
+
+RLlib restores only the modules an Algorithm already has. Frozen copies join the league
+with `Algorithm.add_module` after the config was made, so an Algorithm built from the
+experiment's config lacks them, and RLlib skips their weights and keeps the config's
+first pool (the random player). `Algorithm.from_checkpoint` does not meet this: it builds
+from the checkpoint's own config, which lists every copy. Before the restore, this adds
+the copies the checkpoint's config lists and the Algorithm lacks (empty modules of their
+source's spec, as the league made them) and takes the checkpoint's pool mapping; RLlib's
+restore then fills every module's weights and syncs the env runners.
+
+RLlib has no hook before a restore (`on_checkpoint_loaded` runs after it, when the
+copies' weights were already skipped), so `SelfPlayCallback.on_algorithm_init` wraps the
+Algorithm's own `restore_from_path`; that keeps it working in RLlib scripts as well as
+under the launcher.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import pathlib
+import pickle
+from typing import Any
+
+import pyarrow.fs
+from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+from ray.rllib.utils.checkpoints import Checkpointable
+
+from rlsuite.multiagent.league import set_mapping
+from rlsuite.multiagent.pool import OpponentPool, is_copy
+
+logger = logging.getLogger(__name__)
+
+
+def restore_league_first(algorithm: Any) -> None:
+    """Make `algorithm.restore_from_path` bring back the checkpoint's league first."""
+    restore = algorithm.restore_from_path
+    if getattr(restore, "restores_league", False):
+        return  # a second callback instance, or a second on_algorithm_init
+
+    @functools.wraps(restore)
+    def restore_from_path(path: Any, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("component") is None:  # a whole Algorithm's checkpoint
+            add_league_from(algorithm, path)
+        restore(path, *args, **kwargs)
+
+    restore_from_path.restores_league = True  # type: ignore[attr-defined]
+    algorithm.restore_from_path = restore_from_path
+
+
+def add_league_from(algorithm: Any, path: Any) -> list[str]:
+    """Add the frozen copies of the checkpoint at `path` that `algorithm` lacks, oldest
+    first, and take its pool mapping; returns the copies added."""
+    saved = _saved_config(path)
+    if saved is None:
+        return []
+    mapping = saved.get("policy_mapping_fn")
+    current = algorithm.config.policy_mapping_fn
+    if not (isinstance(mapping, OpponentPool) and isinstance(current, OpponentPool)):
+        return []
+    if (mapping.seats, mapping.learner) != (current.seats, current.learner):
+        return []  # another game's league: RLlib's restore says what does not fit
+    have = set(algorithm.config.policies)
+    added = []
+    for name in sorted(set(saved["policies"]) - have, key=_copy_order):
+        source = _source_of(name, have)
+        if source is None:
+            logger.warning("the checkpoint's policy %r is no frozen copy: not restored", name)
+            continue
+        algorithm.add_module(
+            module_id=name,
+            module_spec=RLModuleSpec.from_module(algorithm.get_module(source)),
+            new_agent_to_module_mapping_fn=mapping,
+            new_should_module_be_updated=mapping.trained,
+        )
+        added.append(name)
+    if mapping != algorithm.config.policy_mapping_fn:  # PFSP's weights, a renewed pool
+        set_mapping(algorithm, mapping)
+    return added
+
+
+def _saved_config(path: Any) -> dict[str, Any] | None:
+    """The config state an Algorithm checkpoint was written with, None where `path` holds
+    no Algorithm checkpoint (RLlib's restore then says what is wrong)."""
+    try:
+        filesystem, where = pyarrow.fs.FileSystem.from_uri(str(path))
+    except pyarrow.ArrowInvalid:  # a plain local path
+        filesystem, where = pyarrow.fs.LocalFileSystem(), str(pathlib.Path(path).resolve())
+    file = f"{where}/{Checkpointable.CLASS_AND_CTOR_ARGS_FILE_NAME}"
+    if filesystem.get_file_info(file).type != pyarrow.fs.FileType.File:
+        return None
+    with filesystem.open_input_stream(file) as stream:
+        saved = pickle.load(stream)
+    args = saved.get("ctor_args_and_kwargs", ((), {}))[0]
+    config = args[0] if args else None
+    return config if isinstance(config, dict) and "policies" in config else None
+
+
+def _source_of(copy: str, policies: set[str]) -> str | None:
+    source = copy.rsplit("_v", 1)[0]
+    return source if source in policies and is_copy(copy, source) else None
+
+
+def _copy_order(name: str) -> tuple[str, int]:
+    base, _, version = name.rpartition("_v")
+    return (base, int(version)) if version.isdigit() else (name, 0)
