@@ -96,17 +96,24 @@ class _Recording:
         self.checked.append(cluster_resources)
 
 
-@pytest.mark.parametrize(("address", "checked"), [("10.0.0.5:6379", [CLUSTER]), (None, [])])
+@pytest.mark.parametrize(
+    ("address", "users_ray", "checked"),
+    [("10.0.0.5:6379", False, [CLUSTER]), (None, False, []), (None, True, [CLUSTER])],
+)
 def test_init_ray_asks_the_workload_once_it_has_joined_a_cluster(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     address: str | None,
+    users_ray: bool,
     checked: list[dict[str, float]],
 ) -> None:
-    """Joined with --address: the cluster's resources go to the workload's check. Locally
-    the workload's `check` saw this machine's before Ray started, so it is not asked."""
-    ray = types.SimpleNamespace(is_initialized=lambda: False, cluster_resources=lambda: CLUSTER)
+    """Joined with --address, or on a Ray the user started (`ray.init(num_cpus=2)` may
+    give fewer CPUs than the machine has): its resources go to the workload's check. On
+    the suite's own local Ray the workload's `check` saw this machine's before Ray started,
+    so it is not asked."""
+    ray = types.SimpleNamespace(is_initialized=lambda: users_ray, cluster_resources=lambda: CLUSTER)
     monkeypatch.setattr(ray_session, "ray", ray)
+    monkeypatch.setattr(ray_session, "_ours", lambda: None)
     monkeypatch.setattr(ray_session, "_start", lambda wanted: None)
     monkeypatch.setattr(cluster, "alive_nodes", lambda: [CLUSTER])
     monkeypatch.setattr(cluster, "check_shared_storage", lambda path: None)

@@ -85,9 +85,11 @@ def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None
         # process plus two env runners on 2 cores); oversubscribe rather than wait forever.
         cpus = max(os.cpu_count() or 1, int(needed.get("CPU", 0.0) + 0.999))
         wanted = RaySetup(None, wanted.setup_hook, wanted.log_to_driver, cpus)
+    users = False
     if ray.is_initialized():
         ours = _ours()
-        if ours is None:
+        users = ours is None
+        if users:
             _check_users_ray(wanted.address)
         elif not ours.setup.serves(wanted):
             shutdown()
@@ -96,7 +98,9 @@ def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None
     resources = ray.cluster_resources()
     cluster.check_resources(needed, resources, workload.scaling_flags)
     cluster.check_bundles_fit(workload.trial_bundles(experiment), cluster.alive_nodes())
-    if launch.address:  # a local run's `check` saw this machine's before Ray started
+    # A local run's `check` saw this machine's CPUs before Ray started; a Ray the user
+    # started (`ray.init(num_cpus=2)`) may have fewer, and a cluster's are known only now.
+    if launch.address or users:
         workload.check_cluster(experiment, resources)
     cluster.check_shared_storage(str(launch.storage_path))
 
