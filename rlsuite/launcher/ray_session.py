@@ -88,8 +88,8 @@ def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None
     users = False
     if ray.is_initialized():
         ours = _ours()
-        users = ours is None
-        if users:
+        if ours is None:
+            users = True
             _check_users_ray(wanted.address)
         elif not ours.setup.serves(wanted):
             shutdown()
