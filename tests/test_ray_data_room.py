@@ -15,7 +15,7 @@ import pytest
 from ray import tune
 
 from rlsuite.errors import UsageError
-from rlsuite.experiment import Experiment
+from rlsuite.experiment import PBT, Experiment
 from rlsuite.launcher import cluster, ray_session
 from rlsuite.supervised import SupervisedConfig, validate
 from rlsuite.supervised.registry import dataset_entry
@@ -68,6 +68,25 @@ def test_a_sweep_is_refused_by_its_largest_trial() -> None:
     assert "lower max_workers, cpus_per_worker there" in message
     assert "--set" not in message, "the search would replace a --set of its keys"
     _check(config, {**search, "cpus_per_worker": tune.grid_search([1, 1.5])})
+
+
+def test_pbt_mutations_count_as_the_sweep() -> None:
+    """An exploit can move a trial to any of PBT's values, so its largest must fit too."""
+    config = SupervisedConfig(dataset="imagefolder", num_workers=2, cpus_per_worker=2)
+    pbt = PBT(hyperparam_mutations={"num_workers": [2, 4], "lr": [0.1]})
+    experiment = Experiment(config=config, stop={}, scheduler=pbt)
+    with pytest.raises(UsageError) as refused:
+        SupervisedWorkload().check_cluster(experiment, CLUSTER)
+    message = str(refused.value)
+    assert message.startswith("PBT at its largest (num_workers=4): ")
+    assert "4 worker(s) of 2 CPU take all 8 of the cluster's" in message
+    assert "lower num_workers there" in message
+    search = {"cpus_per_worker": tune.choice([1, 2])}
+    both = Experiment(config=config, stop={}, scheduler=pbt, search=search)
+    with pytest.raises(UsageError, match=r"^search and PBT at its largest"):
+        SupervisedWorkload().check_cluster(both, CLUSTER)
+    pbt = PBT(hyperparam_mutations={"num_workers": [1, 3]})
+    SupervisedWorkload().check_cluster(Experiment(config=config, stop={}, scheduler=pbt), CLUSTER)
 
 
 def test_a_sweep_s_largest_is_what_it_can_draw() -> None:

@@ -138,12 +138,14 @@ def check_reads_fit(
     cpus: float,
     where: Literal["this machine's", "the cluster's"],
     searched: Mapping[str, Any] | None = None,
+    sweep: str = "search",
 ) -> None:
     """A Ray Data set is read in tasks of a CPU each beside the Train workers: where the
     workers reserve every one of the `cpus` the read never starts, and the run waits
     without an end (2 workers of 1 CPU on 2 CPUs did, 2026-11-30). An elastic run counts
-    at `max_workers`, which it grows to. `searched`: the search's scaling keys at their
-    largest, which `config` holds, for a fix that names them (no --set can change them)."""
+    at `max_workers`, which it grows to. `searched`: the scaling keys `sweep` (the search,
+    PBT's mutations) sets, at their largest, which `config` holds, for a fix that names
+    them (no --set can change them)."""
     if not registry.dataset_entry(config.dataset).ray_data:
         return
     workers = config.max_workers or config.num_workers
@@ -157,7 +159,7 @@ def check_reads_fit(
         fix = f"{free}join a cluster with --address"
     elif searched:
         values = ", ".join(f"{key}={_short(value)}" for key, value in searched.items())
-        prefix = f"search at its largest ({values}): "
+        prefix = f"{sweep} at its largest ({values}): "
         fix = f"leave one free (lower {', '.join(searched)} there) or add nodes to the cluster"
     elif fits > 0:
         fix = (

@@ -9,7 +9,7 @@ from typing import Any
 from ray import tune
 from ray.tune import CheckpointConfig
 
-from rlsuite.domains import candidates
+from rlsuite.domains import candidates, mutation_domains
 from rlsuite.experiment import Experiment
 from rlsuite.options import RunOptions
 from rlsuite.supervised import overrides, registry, smoke, validate
@@ -103,7 +103,8 @@ class SupervisedWorkload:
         searched = _searched_scaling(experiment)
         searched.pop("use_gpu", None)  # no CPUs
         cpus = cluster_resources.get("CPU", 0.0)
-        validate.check_reads_fit(_largest_trial(experiment), cpus, "the cluster's", searched)
+        sweep = _sweep_name(experiment, searched)
+        validate.check_reads_fit(_largest_trial(experiment), cpus, "the cluster's", searched, sweep)
 
     def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:
         # A supervised trial (a function trainable) checkpoints itself, every
@@ -127,13 +128,25 @@ def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
 
 
 def _searched_scaling(experiment: Experiment) -> dict[str, Any]:
-    """Each scaling key the search sets, at the largest value it can take."""
+    """Each scaling key the search or PBT/PB2's exploration sets, at the largest value it
+    can take (an exploit can move a trial to any of PBT's values)."""
     config = _config(experiment)
-    return {
-        key: _largest(experiment.search[key], getattr(config, key))
-        for key in ("num_workers", "max_workers", "cpus_per_worker", "use_gpu")
-        if key in experiment.search
-    }
+    spaces = (experiment.search, mutation_domains(experiment.scheduler))
+    largest = {}
+    for key in ("num_workers", "max_workers", "cpus_per_worker", "use_gpu"):
+        values = [_largest(space[key], getattr(config, key)) for space in spaces if key in space]
+        sizes = [value for value in values if value is not None]  # None: max_workers unset
+        if values:
+            largest[key] = max(sizes) if sizes else None
+    return largest
+
+
+def _sweep_name(experiment: Experiment, keys: Any) -> str:
+    """What sets `keys`: the search, PBT/PB2's exploration, or both."""
+    names = ["search"] if set(keys) & set(experiment.search) else []
+    if set(keys) & set(mutation_domains(experiment.scheduler)):
+        names.append(type(experiment.scheduler).__name__)
+    return " and ".join(names)
 
 
 def _largest_trial(experiment: Experiment) -> SupervisedConfig:
