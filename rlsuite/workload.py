@@ -66,9 +66,10 @@ class Workload(Protocol):
         """Trials to run at once when the user sets none (None: as many as fit)."""
         ...
 
-    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
-        """UsageError, one line, for what only the joined cluster's resources show (its
-        CPUs, known once Ray has joined it): after Ray joins a cluster (`--address`)."""
+    def check_cluster(self, experiment: Experiment, nodes: list[dict[str, float]]) -> None:
+        """UsageError, one line, for what only the cluster's live nodes (their resources,
+        known once Ray is up) show: after Ray joins a cluster (`--address`), or on a Ray
+        the user started."""
         ...
 
     def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:

@@ -1,9 +1,9 @@
 """Ray Data's reads run in tasks of a CPU beside the Train workers: where a trial's workers
 take every CPU the reads never start, and the run waits without an end. On this machine
 that is refused before Ray starts (the end-to-end refusal is in test_supervised_files.py);
-a joined cluster's CPUs (`--address`) are known once Ray has joined it, so `init_ray` asks
-the workload then (end to end on two nodes: test_cluster.py). No Ray here: made-up
-cluster resources, and a stand-in for Ray in `init_ray`."""
+a joined cluster's CPUs (`--address`), and how they split over its nodes, are known once
+Ray has joined it, so `init_ray` asks the workload then (end to end on two nodes:
+test_cluster.py). No Ray here: made-up nodes, and a stand-in for Ray in `init_ray`."""
 
 from __future__ import annotations
 
@@ -22,11 +22,16 @@ from rlsuite.supervised.registry import dataset_entry
 from rlsuite.supervised.workload import SupervisedWorkload
 
 CLUSTER = {"CPU": 8.0, "memory": 1e10}
+NODES = [CLUSTER]
 
 
-def _check(config: SupervisedConfig, search: dict[str, Any] | None = None) -> None:
+def _check(
+    config: SupervisedConfig,
+    search: dict[str, Any] | None = None,
+    nodes: list[dict[str, float]] = NODES,
+) -> None:
     experiment = Experiment(config=config, stop={}, search=search or {})
-    SupervisedWorkload().check_cluster(experiment, CLUSTER)
+    SupervisedWorkload().check_cluster(experiment, nodes)
 
 
 def test_workers_that_take_every_cpu_of_the_cluster_are_refused() -> None:
@@ -76,7 +81,7 @@ def test_pbt_mutations_count_as_the_sweep() -> None:
     pbt = PBT(hyperparam_mutations={"num_workers": [2, 4], "lr": [0.1]})
     experiment = Experiment(config=config, stop={}, scheduler=pbt)
     with pytest.raises(UsageError) as refused:
-        SupervisedWorkload().check_cluster(experiment, CLUSTER)
+        SupervisedWorkload().check_cluster(experiment, NODES)
     message = str(refused.value)
     assert message.startswith("PBT at its largest (num_workers=4): ")
     assert "4 worker(s) of 2 CPU take all 8 of the cluster's" in message
@@ -84,9 +89,57 @@ def test_pbt_mutations_count_as_the_sweep() -> None:
     search = {"cpus_per_worker": tune.choice([1, 2])}
     both = Experiment(config=config, stop={}, scheduler=pbt, search=search)
     with pytest.raises(UsageError, match=r"^search and PBT at its largest"):
-        SupervisedWorkload().check_cluster(both, CLUSTER)
+        SupervisedWorkload().check_cluster(both, NODES)
     pbt = PBT(hyperparam_mutations={"num_workers": [1, 3]})
-    SupervisedWorkload().check_cluster(Experiment(config=config, stop={}, scheduler=pbt), CLUSTER)
+    SupervisedWorkload().check_cluster(Experiment(config=config, stop={}, scheduler=pbt), NODES)
+
+
+@pytest.mark.parametrize(
+    ("workers", "each", "nodes"),
+    [
+        (2, 1.5, [2.0, 2.0]),  # 1 CPU free in all, half of one on each node
+        (3, 2.5, [3.0, 3.0, 3.0]),  # one a node, half a CPU left on each
+        (2, 1.0, [1.5, 1.5]),  # fractional nodes (a Ray started with num_cpus=1.5)
+    ],
+)
+def test_a_cpu_free_in_all_but_split_over_nodes_is_refused(
+    workers: int, each: float, nodes: list[float]
+) -> None:
+    config = SupervisedConfig(dataset="imagefolder", num_workers=workers, cpus_per_worker=each)
+    with pytest.raises(UsageError) as refused:
+        _check(config, nodes=[{"CPU": cpus} for cpus in nodes])
+    message = str(refused.value)
+    sizes = ", ".join(f"{cpus:g}" for cpus in nodes)
+    assert (
+        f"however {workers} worker(s) of {each:g} CPU are placed on the cluster's nodes ({sizes} CPUs)"
+        in message
+    )
+    assert message.endswith(
+        "give each worker whole CPUs (cpus_per_worker), use fewer workers, or add nodes to the cluster"
+    )
+
+
+@pytest.mark.parametrize(
+    ("workers", "each", "nodes", "gpus"),
+    [
+        (2, 1.5, [2.0, 4.0], None),  # both on the 4-CPU node, the 2-CPU node free
+        (2, 1.0, [2.0, 2.0], None),  # whole CPUs: one node keeps one
+        (1, 1.5, [2.0, 2.0], None),  # the other node is free
+        (2, 1.5, [4.0, 2.0], [1.0, 1.0]),  # one GPU a node: one worker on each, 2.5 free
+    ],
+)
+def test_a_node_that_can_keep_a_whole_cpu_passes(
+    workers: int, each: float, nodes: list[float], gpus: list[float] | None
+) -> None:
+    config = SupervisedConfig(
+        dataset="imagefolder", num_workers=workers, cpus_per_worker=each, use_gpu=bool(gpus)
+    )
+    _check(
+        config,
+        nodes=[
+            {"CPU": c, "GPU": g} for c, g in zip(nodes, gpus or [0.0] * len(nodes), strict=True)
+        ],
+    )
 
 
 def test_a_sweep_s_largest_is_what_it_can_draw() -> None:
@@ -103,7 +156,7 @@ class _Recording:
     scaling_flags = "--num-learners"
 
     def __init__(self) -> None:
-        self.checked: list[dict[str, float]] = []
+        self.checked: list[list[dict[str, float]]] = []
 
     def trial_resources(self, experiment: Experiment) -> dict[str, float]:
         return {"CPU": 1.0}
@@ -111,20 +164,20 @@ class _Recording:
     def trial_bundles(self, experiment: Experiment) -> list[dict[str, float]]:
         return [{"CPU": 1.0}]
 
-    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
-        self.checked.append(cluster_resources)
+    def check_cluster(self, experiment: Experiment, nodes: list[dict[str, float]]) -> None:
+        self.checked.append(nodes)
 
 
 @pytest.mark.parametrize(
     ("address", "users_ray", "checked"),
-    [("10.0.0.5:6379", False, [CLUSTER]), (None, False, []), (None, True, [CLUSTER])],
+    [("10.0.0.5:6379", False, [NODES]), (None, False, []), (None, True, [NODES])],
 )
 def test_init_ray_asks_the_workload_once_it_has_joined_a_cluster(
     monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     address: str | None,
     users_ray: bool,
-    checked: list[dict[str, float]],
+    checked: list[list[dict[str, float]]],
 ) -> None:
     """Joined with --address, or on a Ray the user started (`ray.init(num_cpus=2)` may
     give fewer CPUs than the machine has): its resources go to the workload's check. On

@@ -97,11 +97,12 @@ def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None
         _start(wanted)
     resources = ray.cluster_resources()
     cluster.check_resources(needed, resources, workload.scaling_flags)
-    cluster.check_bundles_fit(workload.trial_bundles(experiment), cluster.alive_nodes())
+    nodes = cluster.alive_nodes()
+    cluster.check_bundles_fit(workload.trial_bundles(experiment), nodes)
     # A local run's `check` saw this machine's CPUs before Ray started; a Ray the user
     # started (`ray.init(num_cpus=2)`) may have fewer, and a cluster's are known only now.
     if launch.address or users:
-        workload.check_cluster(experiment, resources)
+        workload.check_cluster(experiment, nodes)
     cluster.check_shared_storage(str(launch.storage_path))
 
 

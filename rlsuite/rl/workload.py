@@ -124,7 +124,7 @@ class RLWorkload:
     ) -> int | None:
         return None  # Tune places RL trials' placement groups as resources free up
 
-    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
+    def check_cluster(self, experiment: Experiment, nodes: list[dict[str, float]]) -> None:
         """Nothing: an RL trial's actors all sit in its bundles, which `init_ray` checks."""
         return None
 

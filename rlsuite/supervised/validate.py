@@ -175,6 +175,39 @@ def check_reads_fit(
     )
 
 
+def check_a_node_keeps_a_cpu(config: SupervisedConfig, nodes: list[dict[str, float]]) -> None:
+    """Ray Data's read task takes a whole CPU of one node. Workers of part CPUs can leave
+    the cluster that much in all but only part of one on each node (2 nodes of 2 CPUs, 2
+    workers of 1.5: 1 CPU free in all, 0.5 a node), and the read waits without an end.
+    Refused only where every placement of the workers leaves each node short: the most a
+    node `m` can keep free is with the other nodes as full as they can be."""
+    if not registry.dataset_entry(config.dataset).ray_data:
+        return
+    workers, each = config.max_workers or config.num_workers, config.cpus_per_worker
+    room = [_workers_held(node, config) for node in nodes]
+    if sum(room) < workers:
+        return  # the workers cannot all be placed: the trial's own checks say so
+    for node, held in zip(nodes, room, strict=True):
+        on_it = max(0, workers - (sum(room) - held))
+        if node.get("CPU", 0.0) - on_it * each + 1e-9 >= READ_CPUS:
+            return
+    sizes = ", ".join(f"{node.get('CPU', 0.0):g}" for node in nodes)
+    raise UsageError(
+        f"{config.dataset} is read by Ray Data in tasks of {READ_CPUS} CPU on one node, and "
+        f"however {workers} worker(s) of {each:g} CPU are placed on the cluster's nodes "
+        f"({sizes} CPUs), none keeps a whole CPU free; give each worker whole CPUs "
+        "(cpus_per_worker), use fewer workers, or add nodes to the cluster"
+    )
+
+
+def _workers_held(node: dict[str, float], config: SupervisedConfig) -> int:
+    """How many of `config`'s Train workers `node` can hold."""
+    held = math.floor(node.get("CPU", 0.0) / config.cpus_per_worker + 1e-9)
+    if config.use_gpu:
+        held = min(held, math.floor(node.get("GPU", 0.0) + 1e-9))
+    return held
+
+
 def check_gpus(config: SupervisedConfig, address: str | None) -> None:
     """Without a cluster, every Train worker's GPU must exist on this machine."""
     if address or not config.use_gpu:

@@ -97,14 +97,17 @@ class SupervisedWorkload:
         ]
         return max(1, min(fits, default=1))
 
-    def check_cluster(self, experiment: Experiment, cluster_resources: dict[str, float]) -> None:
+    def check_cluster(self, experiment: Experiment, nodes: list[dict[str, float]]) -> None:
         """Ray Data's reads need a CPU beside the Train workers of every trial, the
-        search's largest included: one that takes every CPU of the cluster waits forever."""
+        search's largest included, on one node: one that takes every CPU of the cluster,
+        or leaves each node only part of one, waits forever."""
         searched = _searched_scaling(experiment)
         searched.pop("use_gpu", None)  # no CPUs
-        cpus = cluster_resources.get("CPU", 0.0)
+        cpus = sum(node.get("CPU", 0.0) for node in nodes)
         sweep = _sweep_name(experiment, searched)
-        validate.check_reads_fit(_largest_trial(experiment), cpus, "the cluster's", searched, sweep)
+        largest = _largest_trial(experiment)
+        validate.check_reads_fit(largest, cpus, "the cluster's", searched, sweep)
+        validate.check_a_node_keeps_a_cpu(largest, nodes)
 
     def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:
         # A supervised trial (a function trainable) checkpoints itself, every
