@@ -17,7 +17,7 @@ from ray import tune
 from rlsuite.errors import UsageError
 from rlsuite.experiment import PBT, Experiment
 from rlsuite.launcher import cluster, ray_session
-from rlsuite.supervised import SupervisedConfig, validate
+from rlsuite.supervised import SupervisedConfig, room, validate
 from rlsuite.supervised.registry import dataset_entry
 from rlsuite.supervised.workload import SupervisedWorkload
 
@@ -142,6 +142,39 @@ def test_a_node_that_can_keep_a_whole_cpu_passes(
     )
 
 
+def test_workers_that_no_placement_holds_are_refused() -> None:
+    """5 workers of 1.2 CPU: 6 of the 8 CPUs in all, but a node of 2 holds one."""
+    config = SupervisedConfig(num_workers=5, cpus_per_worker=1.2)
+    with pytest.raises(UsageError) as refused:
+        _check(config, nodes=[{"CPU": 2.0}] * 4)
+    assert str(refused.value) == (
+        "5 Train worker(s) of 1.2 CPU do not fit on the cluster's nodes (2, 2, 2, 2 CPUs), "
+        "which hold 4; lower num_workers or cpus_per_worker, or add nodes to the cluster"
+    )
+
+
+def test_an_elastic_run_counts_at_the_size_the_nodes_let_it_grow_to() -> None:
+    """Ray Train's elastic policy grows to what the nodes hold, up to max_workers: 4 of
+    the 5 here, which leave each node 0.8 CPU (3.2 in all); 2 GPUs hold 2 of 8."""
+    config = SupervisedConfig(
+        dataset="imagefolder", num_workers=1, max_workers=5, cpus_per_worker=1.2
+    )
+    with pytest.raises(UsageError, match=r"however 4 worker\(s\) of 1\.2 CPU are placed"):
+        _check(config, nodes=[{"CPU": 2.0}] * 4)
+    gpus = SupervisedConfig(dataset="imagefolder", num_workers=1, max_workers=8, use_gpu=True)
+    _check(gpus, nodes=[{"CPU": 8.0, "GPU": 2.0}])
+
+
+def test_pbt_explores_scaling_keys_from_a_list_only() -> None:
+    """Tune's PBT scales a range's values by 0.8 or 1.2 at every exploit, without bound."""
+    pbt = PBT(hyperparam_mutations={"cpus_per_worker": tune.uniform(1, 2)})
+    experiment = Experiment(config=SupervisedConfig(), stop={}, scheduler=pbt)
+    with pytest.raises(UsageError) as refused:
+        validate.check_experiment(experiment, None)
+    assert str(refused.value).startswith("PBT hyperparam_mutations cpus_per_worker: PBT scales")
+    assert str(refused.value).endswith("give cpus_per_worker a list of values")
+
+
 def test_a_sweep_s_largest_is_what_it_can_draw() -> None:
     """`randint`'s upper bound is never drawn: 7 workers at most leave one CPU free."""
     _check(SupervisedConfig(dataset="imagefolder"), {"num_workers": tune.randint(1, 8)})
@@ -202,7 +235,7 @@ def test_a_machine_of_one_cpu_has_none_for_ray_data_beside_a_worker() -> None:
     cluster, not `--set num_workers=1`, which the message once gave and which still waits."""
     config = SupervisedConfig(dataset="imagefolder", num_workers=1)
     with pytest.raises(UsageError) as refused:
-        validate.check_reads_fit(config, 1, "this machine's")
+        room.check_reads_fit(config, 1, "this machine's")
     assert str(refused.value).endswith(
         "take all 1 of this machine's; join a cluster with --address"
     )

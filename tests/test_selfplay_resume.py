@@ -4,6 +4,7 @@ its snapshots with their weights, and the pool that plays them."""
 
 from __future__ import annotations
 
+import types
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +87,23 @@ def test_a_checkpoint_of_another_game_adds_nothing(trained: Any) -> None:
         assert add_league_from(fresh, checkpoint) == []
         assert fresh.config.policy_mapping_fn == other
         assert add_league_from(fresh, checkpoint.parent / "no-checkpoint") == []
+
+
+def test_a_pool_this_algorithm_cannot_rebuild_is_left_alone(
+    trained: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The checkpoint's pool plays the scripted heuristic, which a run without it in its
+    config cannot rebuild: nothing is added and the run's own pool stays (RLlib's restore
+    would skip the module, and the pool would then draw a module that does not exist)."""
+    _, checkpoint, _, _ = trained
+    added: list[str] = []
+    own = OpponentPool(("player_0", "player_1"))
+    algorithm = types.SimpleNamespace(
+        config=types.SimpleNamespace(
+            policy_mapping_fn=own, policies={LEARNER: None, "random": None}
+        ),
+        add_module=lambda module_id, **_: added.append(module_id),
+    )
+    assert add_league_from(algorithm, checkpoint) == [] and added == []
+    assert algorithm.config.policy_mapping_fn == own
+    assert "plays heuristic, which this Algorithm cannot rebuild" in caplog.text

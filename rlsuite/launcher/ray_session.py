@@ -69,8 +69,8 @@ _initialized: _Initialized | None = None
 def init_ray(experiment: Experiment, launch: Launch, workload: Workload) -> None:
     """Start or join Ray for this run, or keep the one up where it serves the run; then
     refuse (UsageError) a trial that needs more than the cluster has (the workload's
-    `check_cluster` too, on a joined cluster), and results on one host's disk where the
-    cluster spans several.
+    `check_cluster` too, on a joined cluster or a Ray the user started), and results on one
+    host's disk where the cluster spans several.
 
     A Ray the suite started or joined that does not serve the run is restarted rather than
     the run refused: runs of a process go one at a time (api) and leave their results in

@@ -8,7 +8,7 @@ first pool (the random player). `Algorithm.from_checkpoint` does not meet this: 
 from the checkpoint's own config, which lists every copy. Before the restore, this adds
 the copies the checkpoint's config lists and the Algorithm lacks (empty modules of their
 source's spec, as the league made them) and takes the checkpoint's pool mapping; RLlib's
-restore then fills every module's weights and syncs the env runners.
+restore then fills every module's weights, and the added copies' go to the env runners.
 
 RLlib has no hook before a restore (`on_checkpoint_loaded` runs after it, when the
 copies' weights were already skipped), so `SelfPlayCallback.on_algorithm_init` wraps the
@@ -30,6 +30,7 @@ from ray.rllib.utils.checkpoints import Checkpointable
 
 from rlsuite.multiagent.league import set_mapping
 from rlsuite.multiagent.pool import OpponentPool, is_copy
+from rlsuite.rl.weights_sync import push_weights
 
 logger = logging.getLogger(__name__)
 
@@ -42,18 +43,22 @@ def restore_league_first(algorithm: Any) -> None:
 
     @functools.wraps(restore)
     def restore_from_path(path: Any, *args: Any, **kwargs: Any) -> None:
+        added = []
         if kwargs.get("component") is None:  # a whole Algorithm's checkpoint
-            add_league_from(algorithm, path)
+            added = add_league_from(algorithm, path, kwargs.get("filesystem"))
         restore(path, *args, **kwargs)
+        if added:  # RLlib syncs the env runners after a local restore only
+            push_weights(algorithm, {name: name for name in added})
 
     restore_from_path.restores_league = True  # type: ignore[attr-defined]
     algorithm.restore_from_path = restore_from_path
 
 
-def add_league_from(algorithm: Any, path: Any) -> list[str]:
+def add_league_from(algorithm: Any, path: Any, filesystem: Any = None) -> list[str]:
     """Add the frozen copies of the checkpoint at `path` that `algorithm` lacks, oldest
-    first, and take its pool mapping; returns the copies added."""
-    saved = _saved_config(path)
+    first, and take its pool mapping; returns the copies added. Copies `algorithm` has
+    and the checkpoint lacks stay, unplayed (a restore into a live Algorithm)."""
+    saved = _saved_config(path, filesystem)
     if saved is None:
         return []
     mapping = saved.get("policy_mapping_fn")
@@ -61,13 +66,22 @@ def add_league_from(algorithm: Any, path: Any) -> list[str]:
     if not (isinstance(mapping, OpponentPool) and isinstance(current, OpponentPool)):
         return []
     if (mapping.seats, mapping.learner) != (current.seats, current.learner):
-        return []  # another game's league: RLlib's restore says what does not fit
+        return []  # another game's league: not this run's to take
     have = set(algorithm.config.policies)
+    missing = sorted(set(saved["policies"]) - have, key=_copy_order)
+    sources = {name: _source_of(name, have) for name in missing}
+    played = {mapping.learner, *mapping.members, *mapping.exploiters}
+    unknown = sorted(played - have - {name for name, source in sources.items() if source})
+    if unknown:
+        logger.warning(
+            "the checkpoint's pool plays %s, which this Algorithm cannot rebuild (no frozen "
+            "copies of its policies): its league is not restored",
+            ", ".join(unknown),
+        )
+        return []
     added = []
-    for name in sorted(set(saved["policies"]) - have, key=_copy_order):
-        source = _source_of(name, have)
-        if source is None:
-            logger.warning("the checkpoint's policy %r is no frozen copy: not restored", name)
+    for name, source in sources.items():
+        if source is None:  # unplayed, and no copy: its weights stay in the checkpoint
             continue
         algorithm.add_module(
             module_id=name,
@@ -81,19 +95,27 @@ def add_league_from(algorithm: Any, path: Any) -> list[str]:
     return added
 
 
-def _saved_config(path: Any) -> dict[str, Any] | None:
-    """The config state an Algorithm checkpoint was written with, None where `path` holds
-    no Algorithm checkpoint (RLlib's restore then says what is wrong)."""
-    try:
-        filesystem, where = pyarrow.fs.FileSystem.from_uri(str(path))
-    except pyarrow.ArrowInvalid:  # a plain local path
-        filesystem, where = pyarrow.fs.LocalFileSystem(), str(pathlib.Path(path).resolve())
+def _saved_config(path: Any, filesystem: Any = None) -> dict[str, Any] | None:
+    """The config state an Algorithm checkpoint was written with; None where `path` holds
+    none or it does not load (RLlib's restore, which does not read it, goes on)."""
+    if filesystem is None:
+        try:
+            filesystem, where = pyarrow.fs.FileSystem.from_uri(str(path))
+        except pyarrow.ArrowInvalid:  # a plain local path
+            filesystem, where = pyarrow.fs.LocalFileSystem(), str(pathlib.Path(path).resolve())
+    else:
+        where = str(path)
     file = f"{where}/{Checkpointable.CLASS_AND_CTOR_ARGS_FILE_NAME}"
-    if filesystem.get_file_info(file).type != pyarrow.fs.FileType.File:
+    try:
+        if filesystem.get_file_info(file).type != pyarrow.fs.FileType.File:
+            return None
+        with filesystem.open_input_stream(file) as stream:
+            saved = pickle.load(stream)
+    # What RLlib's from_checkpoint meets in a checkpoint of another version or code.
+    except (OSError, ValueError, AttributeError, ImportError, TypeError, pickle.UnpicklingError):
+        logger.warning("%s does not load: the league is not restored", file, exc_info=True)
         return None
-    with filesystem.open_input_stream(file) as stream:
-        saved = pickle.load(stream)
-    args = saved.get("ctor_args_and_kwargs", ((), {}))[0]
+    args = saved.get("ctor_args_and_kwargs", ((), {}))[0] if isinstance(saved, dict) else ()
     config = args[0] if args else None
     return config if isinstance(config, dict) and "policies" in config else None
 

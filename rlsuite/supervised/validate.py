@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import typing
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
@@ -16,6 +15,7 @@ from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.flags import MAX_SEED
 from rlsuite.supervised import registry
 from rlsuite.supervised.config import SupervisedConfig, field_names
+from rlsuite.supervised.room import check_room_for_reads
 
 # Settings that must be at least 1 (counts and sizes) or above 0.
 AT_LEAST_ONE = (
@@ -42,6 +42,7 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
     scheduler = experiment.scheduler
     if isinstance(scheduler, PBT):
         _check_keys("PBT hyperparam_mutations", scheduler.hyperparam_mutations)
+        _check_scaling_mutations(scheduler)
     if isinstance(scheduler, PB2):
         _check_keys("PB2 hyperparam_bounds", scheduler.hyperparam_bounds)
     for key in [experiment.metric, *experiment.stop]:
@@ -63,6 +64,22 @@ def check_experiment(experiment: Experiment, address: str | None) -> None:
     _check_values(type(scheduler).__name__, config, mutation_domains(scheduler), address)
     registry.check_data(config)
     check_room_for_reads(config, address)  # after the data's own problems, which come first
+
+
+SCALING_KEYS = ("num_workers", "max_workers", "cpus_per_worker", "use_gpu")
+
+
+def _check_scaling_mutations(scheduler: PBT) -> None:
+    """Tune's PBT explores a range (a Tune domain) by scaling the value by 0.8 or 1.2 at
+    each exploit, without a bound, so a trial's workers could outgrow any cluster; a list
+    of values keeps it to them."""
+    for key, value in scheduler.hyperparam_mutations.items():
+        if key in SCALING_KEYS and not isinstance(value, list | tuple):
+            raise UsageError(
+                f"PBT hyperparam_mutations {key}: PBT scales a range's values by 0.8 or 1.2 "
+                f"at each exploit, without a bound, so the workers could outgrow the cluster; "
+                f"give {key} a list of values"
+            )
 
 
 def _check_values(
@@ -122,92 +139,6 @@ def check_config(config: SupervisedConfig) -> None:
         )
 
 
-READ_CPUS = 1
-"""CPUs a Ray Data read or map task takes (Ray Data's default), beside the Train workers."""
-
-
-def check_room_for_reads(config: SupervisedConfig, address: str | None) -> None:
-    """Ray Data's reads beside the Train workers on this machine, before Ray starts; a
-    cluster's CPUs are known only once Ray has joined it (the workload's `check_cluster`)."""
-    if not address:
-        check_reads_fit(config, os.cpu_count() or 1, "this machine's")
-
-
-def check_reads_fit(
-    config: SupervisedConfig,
-    cpus: float,
-    where: Literal["this machine's", "the cluster's"],
-    searched: Mapping[str, Any] | None = None,
-    sweep: str = "search",
-) -> None:
-    """A Ray Data set is read in tasks of a CPU each beside the Train workers: where the
-    workers reserve every one of the `cpus` the read never starts, and the run waits
-    without an end (2 workers of 1 CPU on 2 CPUs did, 2026-11-30). An elastic run counts
-    at `max_workers`, which it grows to. `searched`: the scaling keys `sweep` (the search,
-    PBT's mutations) sets, at their largest, which `config` holds, for a fix that names
-    them (no --set can change them)."""
-    if not registry.dataset_entry(config.dataset).ray_data:
-        return
-    workers = config.max_workers or config.num_workers
-    if cpus - workers * config.cpus_per_worker >= READ_CPUS:
-        return
-    fits = (cpus - READ_CPUS) / workers
-    prefix = ""
-    if where == "this machine's":
-        # One CPU in all: no worker leaves the read one, whatever it is set to.
-        free = f"leave one free (--set cpus_per_worker={fits:g}) or " if fits > 0 else ""
-        fix = f"{free}join a cluster with --address"
-    elif searched:
-        values = ", ".join(f"{key}={_short(value)}" for key, value in searched.items())
-        prefix = f"{sweep} at its largest ({values}): "
-        fix = f"leave one free (lower {', '.join(searched)} there) or add nodes to the cluster"
-    elif fits > 0:
-        fix = (
-            f"leave one free (--set cpus_per_worker={fits:g}, or fewer workers) or add nodes "
-            "to the cluster"
-        )
-    else:  # a cluster of one CPU: no worker leaves one free
-        fix = "add nodes to the cluster"
-    raise UsageError(
-        f"{prefix}{config.dataset} is read by Ray Data in tasks of {READ_CPUS} CPU beside the "
-        f"Train workers, and {workers} worker(s) of {config.cpus_per_worker:g} CPU take "
-        f"all {cpus:g} of {where}; {fix}"
-    )
-
-
-def check_a_node_keeps_a_cpu(config: SupervisedConfig, nodes: list[dict[str, float]]) -> None:
-    """Ray Data's read task takes a whole CPU of one node. Workers of part CPUs can leave
-    the cluster that much in all but only part of one on each node (2 nodes of 2 CPUs, 2
-    workers of 1.5: 1 CPU free in all, 0.5 a node), and the read waits without an end.
-    Refused only where every placement of the workers leaves each node short: the most a
-    node `m` can keep free is with the other nodes as full as they can be."""
-    if not registry.dataset_entry(config.dataset).ray_data:
-        return
-    workers, each = config.max_workers or config.num_workers, config.cpus_per_worker
-    room = [_workers_held(node, config) for node in nodes]
-    if sum(room) < workers:
-        return  # the workers cannot all be placed: the trial's own checks say so
-    for node, held in zip(nodes, room, strict=True):
-        on_it = max(0, workers - (sum(room) - held))
-        if node.get("CPU", 0.0) - on_it * each + 1e-9 >= READ_CPUS:
-            return
-    sizes = ", ".join(f"{node.get('CPU', 0.0):g}" for node in nodes)
-    raise UsageError(
-        f"{config.dataset} is read by Ray Data in tasks of {READ_CPUS} CPU on one node, and "
-        f"however {workers} worker(s) of {each:g} CPU are placed on the cluster's nodes "
-        f"({sizes} CPUs), none keeps a whole CPU free; give each worker whole CPUs "
-        "(cpus_per_worker), use fewer workers, or add nodes to the cluster"
-    )
-
-
-def _workers_held(node: dict[str, float], config: SupervisedConfig) -> int:
-    """How many of `config`'s Train workers `node` can hold."""
-    held = math.floor(node.get("CPU", 0.0) / config.cpus_per_worker + 1e-9)
-    if config.use_gpu:
-        held = min(held, math.floor(node.get("GPU", 0.0) + 1e-9))
-    return held
-
-
 def check_gpus(config: SupervisedConfig, address: str | None) -> None:
     """Without a cluster, every Train worker's GPU must exist on this machine."""
     if address or not config.use_gpu:
@@ -252,8 +183,3 @@ def _check_type(name: str, value: Any, hint: Any) -> None:
 def _names(options: tuple[Any, ...]) -> str:
     names = {int: "a whole number", float: "a number", str: "a string", bool: "true or false"}
     return " or ".join(names.get(o, "none" if o is type(None) else str(o)) for o in options)
-
-
-def _short(value: Any) -> str:
-    """A float as a message shows it: a range's end below its bound, 1.9999999999999998, as 2."""
-    return f"{value:g}" if isinstance(value, float) else repr(value)

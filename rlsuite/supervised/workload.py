@@ -12,9 +12,9 @@ from ray.tune import CheckpointConfig
 from rlsuite.domains import candidates, mutation_domains
 from rlsuite.experiment import Experiment
 from rlsuite.options import RunOptions
-from rlsuite.supervised import overrides, registry, smoke, validate
+from rlsuite.supervised import overrides, registry, room, smoke, validate
 from rlsuite.supervised.config import SupervisedConfig
-from rlsuite.supervised.validate import READ_CPUS
+from rlsuite.supervised.room import READ_CPUS
 
 # What a supervised trial's own process reserves: it only waits on its Train run. No CPU:
 # Train's elastic policy (Ray 2.60) counts each node's *total* CPUs, so a driver holding a
@@ -101,13 +101,15 @@ class SupervisedWorkload:
         """Ray Data's reads need a CPU beside the Train workers of every trial, the
         search's largest included, on one node: one that takes every CPU of the cluster,
         or leaves each node only part of one, waits forever."""
-        searched = _searched_scaling(experiment)
-        searched.pop("use_gpu", None)  # no CPUs
+        scaling = _searched_scaling(experiment)
+        trial = _config(experiment).replace(**scaling)
+        room.check_workers_placed(trial, nodes)
+        trial = room.workers_placed(trial, nodes)
+        searched = {key: value for key, value in scaling.items() if key != "use_gpu"}  # no CPUs
         cpus = sum(node.get("CPU", 0.0) for node in nodes)
         sweep = _sweep_name(experiment, searched)
-        largest = _largest_trial(experiment)
-        validate.check_reads_fit(largest, cpus, "the cluster's", searched, sweep)
-        validate.check_a_node_keeps_a_cpu(largest, nodes)
+        room.check_reads_fit(trial, cpus, "the cluster's", searched, sweep)
+        room.check_a_node_keeps_a_cpu(trial, nodes)
 
     def checkpoint_config(self, experiment: Experiment) -> CheckpointConfig:
         # A supervised trial (a function trainable) checkpoints itself, every
@@ -132,11 +134,12 @@ def _absolute_paths(config: SupervisedConfig) -> SupervisedConfig:
 
 def _searched_scaling(experiment: Experiment) -> dict[str, Any]:
     """Each scaling key the search or PBT/PB2's exploration sets, at the largest value it
-    can take (an exploit can move a trial to any of PBT's values)."""
+    can take (an exploit can move a trial to any of PBT's values: a list, as
+    `validate` requires of PBT's scaling keys, or PB2's bounds)."""
     config = _config(experiment)
     spaces = (experiment.search, mutation_domains(experiment.scheduler))
     largest = {}
-    for key in ("num_workers", "max_workers", "cpus_per_worker", "use_gpu"):
+    for key in validate.SCALING_KEYS:
         values = [_largest(space[key], getattr(config, key)) for space in spaces if key in space]
         sizes = [value for value in values if value is not None]  # None: max_workers unset
         if values:
