@@ -146,7 +146,7 @@ def test_ray_data_reads_need_a_cpu_the_workers_leave_free(
     run = run_cli(experiment, *address, *flags, storage=storage, env=TOKEN_ENV)
     assert run.returncode == 2, run.stderr[-2000:]
     error = run.stderr.strip().splitlines()[-1]
-    needles = ("read by Ray Data in tasks of 1 CPU", "take all 2 of the cluster's", "add nodes")
+    needles = ("read by Ray Data in tasks of 1 CPU", "take 2 of the cluster's 2 CPUs", "add nodes")
     assert all(needle in error for needle in needles), error
     assert not storage.exists()
 

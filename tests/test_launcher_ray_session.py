@@ -84,3 +84,36 @@ def test_a_later_run_restarts_the_suites_ray_and_checks_the_users(tmp_path: Path
     assert lines[2].startswith("refused: address='127.0.0.1:1': this process is already ")
     assert "call ray.shutdown() first" in lines[2]
     assert lines[3] == "the user's Ray still up: True"
+
+
+USERS_SMALL_RAY = """
+import sys
+import ray
+import rlsuite
+from rlsuite.errors import UsageError
+ray.init(address="local", num_cpus=1, include_dashboard=False)  # the user's, smaller
+sets = ["dataset=imagefolder", f"data_path={sys.argv[2]}", "num_classes=2", "use_gpu=false"]
+try:
+    rlsuite.launch(sys.argv[1], overrides=sets, smoke=True, storage_path=sys.argv[3])
+except UsageError as error:
+    print("refused:", error, flush=True)
+print("the user's Ray still up:", ray.is_initialized(), flush=True)
+"""
+
+
+def test_a_users_smaller_ray_is_checked_for_ray_data_reads(tmp_path: Path) -> None:
+    """This machine's CPUs leave the read one beside the smoke run's worker of half a
+    CPU, the user's 1-CPU Ray does not: the run waited for the read without an end."""
+    from tests.supervised_data import write_imagefolder
+
+    images = write_imagefolder(tmp_path / "images", classes=2, per_class=2)
+    experiment = ROOT / "experiments" / "resnet50_imagenet.py"
+    done = run_script(USERS_SMALL_RAY, experiment, images, tmp_path / "results")
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == (
+        "refused: imagefolder is read by Ray Data in tasks of 1 CPU beside the Train workers, "
+        "and 1 worker(s) of 0.5 CPU take 0.5 of the cluster's 1 CPU; add nodes to the cluster"
+    ), lines
+    assert lines[1] == "the user's Ray still up: True"
+    assert not (tmp_path / "results").exists() or not any((tmp_path / "results").rglob("*.json"))

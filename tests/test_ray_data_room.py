@@ -40,13 +40,13 @@ def test_workers_that_take_every_cpu_of_the_cluster_are_refused() -> None:
         _check(config)
     message = str(refused.value)
     assert "imagefolder is read by Ray Data in tasks of 1 CPU" in message
-    assert "4 worker(s) of 2 CPU take all 8 of the cluster's" in message
+    assert "4 worker(s) of 2 CPU take 8 of the cluster's 8 CPUs" in message
     assert "--set cpus_per_worker=1.75, or fewer workers) or add nodes" in message
     assert "--address" not in message, "already on a cluster"
 
 
 def test_an_elastic_run_counts_at_the_max_workers_it_grows_to() -> None:
-    with pytest.raises(UsageError, match="8 worker\\(s\\) of 1 CPU take all 8 of the cluster's"):
+    with pytest.raises(UsageError, match="8 worker\\(s\\) of 1 CPU take 8 of the cluster's 8 CPUs"):
         _check(SupervisedConfig(dataset="imagefolder", num_workers=1, max_workers=8))
 
 
@@ -69,7 +69,7 @@ def test_a_sweep_is_refused_by_its_largest_trial() -> None:
         _check(config, search)
     message = str(refused.value)
     assert message.startswith("search at its largest (max_workers=4, cpus_per_worker=2): ")
-    assert "4 worker(s) of 2 CPU take all 8 of the cluster's" in message
+    assert "4 worker(s) of 2 CPU take 8 of the cluster's 8 CPUs" in message
     assert "lower max_workers, cpus_per_worker there" in message
     assert "--set" not in message, "the search would replace a --set of its keys"
     _check(config, {**search, "cpus_per_worker": tune.grid_search([1, 1.5])})
@@ -84,7 +84,7 @@ def test_pbt_mutations_count_as_the_sweep() -> None:
         SupervisedWorkload().check_cluster(experiment, NODES)
     message = str(refused.value)
     assert message.startswith("PBT at its largest (num_workers=4): ")
-    assert "4 worker(s) of 2 CPU take all 8 of the cluster's" in message
+    assert "4 worker(s) of 2 CPU take 8 of the cluster's 8 CPUs" in message
     assert "lower num_workers there" in message
     search = {"cpus_per_worker": tune.choice([1, 2])}
     both = Experiment(config=config, stop={}, scheduler=pbt, search=search)
@@ -237,5 +237,5 @@ def test_a_machine_of_one_cpu_has_none_for_ray_data_beside_a_worker() -> None:
     with pytest.raises(UsageError) as refused:
         room.check_reads_fit(config, 1, "this machine's")
     assert str(refused.value).endswith(
-        "take all 1 of this machine's; join a cluster with --address"
+        "take 1 of this machine's 1 CPU; join a cluster with --address"
     )

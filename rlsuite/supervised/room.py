@@ -64,7 +64,7 @@ def check_reads_fit(
     raise UsageError(
         f"{prefix}{config.dataset} is read by Ray Data in tasks of {READ_CPUS} CPU beside the "
         f"Train workers, and {workers} worker(s) of {config.cpus_per_worker:g} CPU take "
-        f"all {cpus:g} of {where}; {fix}"
+        f"{workers * config.cpus_per_worker:g} of {where} {cpus:g} CPU{'' if cpus == 1 else 's'}; {fix}"
     )
 
 
