@@ -68,8 +68,9 @@ def add_league_from(algorithm: Any, path: Any, filesystem: Any = None) -> list[s
     if (mapping.seats, mapping.learner) != (current.seats, current.learner):
         return []  # another game's league: not this run's to take
     have = set(algorithm.config.policies)
-    missing = sorted(set(saved["policies"]) - have, key=_copy_order)
-    sources = {name: _source_of(name, have) for name in missing}
+    copies = {name: _copy_of(name) for name in set(saved["policies"]) - have}
+    missing = sorted(copies, key=lambda name: copies[name] or (name, 0))  # oldest first
+    sources = {name: _source(copies[name], have) for name in missing}
     played = {mapping.learner, *mapping.members, *mapping.exploiters}
     unknown = sorted(played - have - {name for name, source in sources.items() if source})
     if unknown:
@@ -120,11 +121,11 @@ def _saved_config(path: Any, filesystem: Any = None) -> dict[str, Any] | None:
     return config if isinstance(config, dict) and "policies" in config else None
 
 
-def _source_of(copy: str, policies: set[str]) -> str | None:
-    source = copy.rsplit("_v", 1)[0]
-    return source if source in policies and is_copy(copy, source) else None
+def _copy_of(name: str) -> tuple[str, int] | None:
+    """(source, version) of a frozen copy's name (`main_v3`: ("main", 3)), else None."""
+    source, _, version = name.rpartition("_v")
+    return (source, int(version)) if source and is_copy(name, source) else None
 
 
-def _copy_order(name: str) -> tuple[str, int]:
-    base, _, version = name.rpartition("_v")
-    return (base, int(version)) if version.isdigit() else (name, 0)
+def _source(copy: tuple[str, int] | None, policies: set[str]) -> str | None:
+    return copy[0] if copy and copy[0] in policies else None
