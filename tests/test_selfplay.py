@@ -267,6 +267,11 @@ def test_checkpoint_holds_the_pool_and_evaluates(
     assert video.stat().st_size > 0
 
 
+def win_rates(algorithm: Any) -> dict[str, float]:
+    """PFSP's smoothed win rates, which the pool mapping (and so a checkpoint) holds."""
+    return dict(algorithm.config.policy_mapping_fn.win_rates)
+
+
 def test_pfsp_sends_new_weights_to_the_env_runners(algorithm: Any, snapshot_result: dict) -> None:
     callback = SelfPlayCallback(
         win_rate_threshold=1.0, evaluation_interval=0, opponent_sampling="pfsp"
@@ -275,14 +280,17 @@ def test_pfsp_sends_new_weights_to_the_env_runners(algorithm: Any, snapshot_resu
     result = {"env_runners": {metrics.WIN_RATE_KEY: 0.5, metrics.POOL_WIN_RATES_KEY: rates}}
     callback.on_train_result(algorithm=algorithm, result=result)
     weights = pfsp_weights(("main_v1", "heuristic"), rates)
-    pool = OpponentPool(SEATS, opponents=("main_v1",), fixed=LEAGUE, weights=weights)
+    smoothed = (("main_v1", 0.6), ("heuristic", 0.1))  # the members' order
+    pool = OpponentPool(
+        SEATS, opponents=("main_v1",), fixed=LEAGUE, weights=weights, win_rates=smoothed
+    )
     assert algorithm.config.policy_mapping_fn == pool
     assert algorithm.env_runner.config.policy_mapping_fn == pool
     shares = result[metrics.SELFPLAY_RESULTS]["opponent_shares"]
     assert shares["heuristic"] == pytest.approx(0.81 / (0.81 + 0.16))
     later = {metrics.WIN_RATE_KEY: 0.5, metrics.POOL_WIN_RATES_KEY: {"heuristic": 0.5}}
     callback.on_train_result(algorithm=algorithm, result={"env_runners": later})
-    assert callback.pool_win_rates == pytest.approx({"heuristic": 0.3, "main_v1": 0.6})
+    assert win_rates(algorithm) == pytest.approx({"heuristic": 0.3, "main_v1": 0.6})
     rates = algorithm.train()["env_runners"][metrics.POOL_WIN_RATES_KEY]
     played = {opponent: rate for opponent, rate in rates.items() if not math.isnan(rate)}
     assert played and set(played) <= {"main_v1", "heuristic"}  # the random player left
@@ -290,4 +298,4 @@ def test_pfsp_sends_new_weights_to_the_env_runners(algorithm: Any, snapshot_resu
     nan = {"heuristic": float("nan")}  # how RLlib reports a member without games
     later = {metrics.WIN_RATE_KEY: 0.5, metrics.POOL_WIN_RATES_KEY: nan}
     callback.on_train_result(algorithm=algorithm, result={"env_runners": later})
-    assert callback.pool_win_rates == pytest.approx({"heuristic": 0.3, "main_v1": 0.6})
+    assert win_rates(algorithm) == pytest.approx({"heuristic": 0.3, "main_v1": 0.6})

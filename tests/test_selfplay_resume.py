@@ -1,6 +1,7 @@
 """A self-play checkpoint loaded into an Algorithm built from the experiment's config, as
 `--resume` and PBT's exploit do (Tune calls `load_checkpoint`), brings back the league:
-its snapshots with their weights, and the pool that plays them."""
+its snapshots with their weights, and the pool that plays them, PFSP's smoothed win rates
+included."""
 
 from __future__ import annotations
 
@@ -70,7 +71,16 @@ def test_a_resumed_run_plays_the_league_it_had(trained: Any) -> None:
         # It goes on where it stopped: the snapshots stay frozen, the next is the third.
         result = fresh.train()
         assert "num_module_steps_trained" not in result["learners"].get("main_v1", {})
-        callback = SelfPlayCallback(win_rate_threshold=0.9, evaluation_interval=0)
+        # PFSP goes on from the smoothed win rates it had: (0.7 + 0.3) / 2 for main_v1.
+        assert pool.win_rates == (("main_v1", 0.7),)
+        callback = SelfPlayCallback(
+            win_rate_threshold=0.9, evaluation_interval=0, opponent_sampling="pfsp"
+        )
+        later = {
+            "env_runners": {metrics.WIN_RATE_KEY: 0.5, metrics.POOL_WIN_RATES_KEY: {"main_v1": 0.3}}
+        }
+        callback.on_train_result(algorithm=fresh, result=later)
+        assert dict(fresh.config.policy_mapping_fn.win_rates) == {"main_v1": 0.5}
         later = {"env_runners": {metrics.WIN_RATE_KEY: 1.0}}
         callback.on_train_result(algorithm=fresh, result=later)
         assert later[metrics.SELFPLAY_RESULTS]["snapshots"] == 3

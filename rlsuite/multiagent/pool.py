@@ -5,7 +5,9 @@ learner (added by `selfplay.SelfPlayCallback`). `opponents` are the members that
 (the random player at first, then the newest snapshots); `fixed` ones stay for the whole
 run, like the scripted bots some leagues keep as sparring partners. `weights` make the
 draw prioritized (PFSP, `selfplay.pfsp_weights`); without them it is uniform, as in
-RLlib's self-play example.
+RLlib's self-play example. `win_rates` are the smoothed win rates PFSP weighs by; they
+live in the mapping, not in the callback, because the mapping is part of the Algorithm's
+config and so of its checkpoints: `--resume` and PBT's exploit carry them over.
 
 `exploiters` are AlphaStar's main exploiters (Vinyals et al. 2019; RLlib's
 `self_play_league_based_with_open_spiel.py` has them too): policies that train beside the
@@ -50,6 +52,7 @@ class OpponentPool:
     weights: tuple[float, ...] = ()
     exploiters: tuple[str, ...] = ()
     exploiter_share: float = 0.0
+    win_rates: tuple[tuple[str, float], ...] = ()  # (member, smoothed rate): PFSP's input
 
     @property
     def members(self) -> tuple[str, ...]:

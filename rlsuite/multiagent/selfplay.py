@@ -160,7 +160,6 @@ class SelfPlayCallback(RLlibCallback):
         self.evaluation_games = evaluation_games
         self.opponent_sampling = opponent_sampling
         self.exploiter_reset_below = exploiter_reset_below
-        self.pool_win_rates: dict[str, float] = {}  # smoothed over iterations, for PFSP
 
     def on_algorithm_init(self, *, algorithm: Any, **kwargs: Any) -> None:
         if isinstance(algorithm.config.policy_mapping_fn, OpponentPool):
@@ -238,19 +237,20 @@ class SelfPlayCallback(RLlibCallback):
     def _reweigh(self, algorithm: Any, mapping: OpponentPool, result: dict) -> OpponentPool:
         """PFSP: new draw weights from this iteration's win rates, averaged with the
         earlier ones (an opponent drawn rarely plays few games an iteration)."""
+        rates = dict(mapping.win_rates)
         for opponent, rate in (lookup(result, metrics.POOL_WIN_RATES) or {}).items():
             if opponent not in mapping.members or not math.isfinite(rate):
                 continue  # an exploiter; or no games this iteration (RLlib keeps NaN)
-            earlier = self.pool_win_rates.get(opponent, rate)
-            self.pool_win_rates[opponent] = (earlier + rate) / 2
-        weights = pfsp_weights(mapping.members, self.pool_win_rates)
+            earlier = rates.get(opponent, rate)
+            rates[opponent] = (earlier + float(rate)) / 2
+        weights = pfsp_weights(mapping.members, rates)
         total = sum(weights)
         for member, weight in zip(mapping.members, weights, strict=True):
             _put(result, f"{metrics.OPPONENT_SHARES}/{member}", weight / total)
-        if weights == mapping.weights:
-            return mapping
-        mapping = replace(mapping, weights=weights)
-        set_mapping(algorithm, mapping)
+        kept = tuple((member, rates[member]) for member in mapping.members if member in rates)
+        mapping = replace(mapping, weights=weights, win_rates=kept)
+        if mapping != algorithm.config.policy_mapping_fn:
+            set_mapping(algorithm, mapping)
         return mapping
 
     def _add_snapshot(self, algorithm: Any, mapping: OpponentPool) -> OpponentPool:
@@ -272,7 +272,9 @@ class SelfPlayCallback(RLlibCallback):
         rates = lookup(result, metrics.POOL_WIN_RATES) or {}
         for exploiter in exploiters_to_renew(mapping, result, self.exploiter_reset_below):
             mapping = renew_exploiter(algorithm, mapping, exploiter, self.max_snapshots)
-            self.pool_win_rates[mapping.fixed[-1]] = float(rates[exploiter])
+            if self.opponent_sampling == "pfsp":  # _reweigh hands the rate on
+                copy_rate = (mapping.fixed[-1], float(rates[exploiter]))
+                mapping = replace(mapping, win_rates=(*mapping.win_rates, copy_rate))
         return mapping
 
 
