@@ -5,7 +5,7 @@ One policy, `main`, learns; its opponent in each game is drawn from a pool of fr
 policies: at first a random player, later snapshots of `main` itself. After each training
 iteration the callback reads `main`'s win rate against the pool in that iteration's games;
 above `win_rate_threshold` it freezes a copy of `main` (a new RLModule added with
-`Algorithm.add_module`, its weights set with `Algorithm.set_state`) and from then on draws
+`Algorithm.add_module`, given the learner's weights: `league.py`) and from then on draws
 opponents among the newest `max_snapshots` snapshots (older ones stay in the Algorithm,
 unplayed: RLlib's env runners may still hold unfinished games against them). Every
 `evaluation_interval` iterations it also plays `evaluation_games` whole games against the
@@ -29,7 +29,8 @@ main exploiters (`opponent_pool(..., exploiters=("main_exploiter",))`, the same 
 share of an iteration's games is frozen into the pool and starts afresh (`league.py`).
 
 Snapshots live in the Algorithm and its checkpoints; `--resume`, PBT's exploit and
-`Algorithm.from_checkpoint` bring them back with the pool as it was (`league_restore.py`).
+`Algorithm.from_checkpoint` bring them back with the pool as it was, PFSP's smoothed win
+rates included (`league_restore.py`).
 """
 
 from __future__ import annotations
