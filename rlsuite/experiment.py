@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
 from typing import Any, Literal
 
 from ray.tune.schedulers import ASHAScheduler, TrialScheduler
@@ -21,6 +22,13 @@ def _at_least(owner: str, values: Mapping[str, int | float | None], low: float) 
     for name, value in values.items():
         if value is not None and not value >= low:
             raise UsageError(f"{owner}({name}={value!r}): must be at least {low:g}")
+
+
+def _whole(owner: str, values: Mapping[str, Any]) -> None:
+    """Counts are whole numbers: Tune would run 2.5 samples as 2, or checkpoint never."""
+    for name, value in values.items():
+        if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)):
+            raise UsageError(f"{owner}({name}={value!r}): must be a whole number")
 
 
 def _full_time_attr(scheduler: Any, owner: str) -> None:
@@ -206,6 +214,7 @@ class Experiment:
             "checkpoint_every": self.checkpoint_every,
             "keep_checkpoints": self.keep_checkpoints,
         }
+        _whole("Experiment", {**counts, "max_failures": self.max_failures})
         _at_least("Experiment", counts, 1)
         _at_least("Experiment", {"max_failures": self.max_failures}, -1)  # -1: Tune's "always"
         if self.mode not in ("max", "min"):
@@ -236,6 +245,17 @@ def _check_kinds(experiment: Experiment) -> None:
         raise UsageError(
             f"Experiment(stop={type(experiment.stop).__name__}): a dict of result key to "
             "value, e.g. {metrics.ENV_STEPS_SAMPLED_LIFETIME: 100_000}"
+        )
+    for key in experiment.stop:
+        if not isinstance(key, str):
+            raise UsageError(
+                f"Experiment(stop={{{key!r}: ...}}): stop keys are result key names, e.g. "
+                "metrics.ENV_STEPS_SAMPLED_LIFETIME"
+            )
+    if not isinstance(experiment.metric, str):
+        raise UsageError(
+            f"Experiment(metric={experiment.metric!r}): a result key, e.g. "
+            "metrics.EPISODE_RETURN_MEAN"
         )
     scheduler, searcher = experiment.scheduler, experiment.searcher
     if scheduler is not None and not isinstance(scheduler, ASHA | PBT | PB2):

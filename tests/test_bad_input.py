@@ -67,6 +67,10 @@ CONFIG = "PPOConfig().environment('classic/cartpole')"
         (f"{PPO}experiment = Experiment({CONFIG}, {{}}, num_samples=0)\n", (":3", "num_samples=0")),
         (f"{PPO}Experiment({CONFIG}, {{}}, checkpoint_every=0)\n", ("checkpoint_every=0",)),
         (f"{PPO}Experiment({CONFIG}, {{}}, mode='maximize')\n", ("'max' or 'min'",)),
+        # Tune would run 2 samples, or checkpoint at no iteration.
+        (f"{PPO}Experiment({CONFIG}, {{}}, num_samples=2.5)\n", ("num_samples=2.5", "whole")),
+        (f"{PPO}Experiment({CONFIG}, {{}}, checkpoint_every=2.5)\n", ("checkpoint_every=2.5",)),
+        (f"{PPO}Experiment({CONFIG}, {{1: 5}})\n", ("stop={1: ...}", "result key names")),
         (f"{PPO}PBT({{'lr': [1e-3]}}, perturbation_interval=0)\n", ("PBT(perturbation_int",)),
         (f"{PPO}PBT({{'lr': [1e-3]}}, quantile_fraction=0.6)\n", ("must be in [0, 0.5]",)),
         (f"{PPO}PBT({{}})\n", ("PBT(hyperparam_mutations={})", "at least one config key")),
@@ -96,6 +100,35 @@ def test_a_file_that_exits_or_sets_a_bad_value(
     storage = tmp_path / "results"
     code = run_main(write(tmp_path, "bad.py", source), storage=storage)
     assert_rejected(capsys, code, storage, "bad.py", *needles)
+
+
+@pytest.mark.parametrize(
+    ("stop", "needles"),
+    [
+        # --stop refuses these; in the file they were a trial that never stops.
+        ("{'training_iteration': float('nan')}", ("must be a finite number", "nan")),
+        ("{'training_iteration': float('inf')}", ("must be a finite number", "inf")),
+    ],
+)
+def test_a_stop_in_the_file_that_never_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], stop: str, needles: tuple[str, ...]
+) -> None:
+    storage = tmp_path / "results"
+    code = run_main(
+        write(tmp_path, "bad.py", f"{PPO}experiment = Experiment({CONFIG}, {stop})\n"),
+        storage=storage,
+    )
+    assert_rejected(capsys, code, storage, "stop value of 'training_iteration'", *needles)
+
+
+def test_a_metric_no_result_has(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Tune only warns, and the run would pick its best trial by nothing."""
+    storage = tmp_path / "results"
+    source = f"{PPO}experiment = Experiment({CONFIG}, {{'training_iteration': 1}}, metric='episode_retrun_mean')\n"
+    code = run_main(write(tmp_path, "bad.py", source), storage=storage)
+    assert_rejected(
+        capsys, code, storage, "metric='episode_retrun_mean'", "did you mean episode_return_mean"
+    )
 
 
 def test_no_experiment_attribute(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rlsuite.launcher.cluster import CONNECT_TIMEOUT_S, check_reachable
+from rlsuite.run import main
 from tests.helpers import ROOT, assert_rejected, run_main, write
 
 CARTPOLE = ROOT / "experiments" / "ppo_cartpole.py"
@@ -34,14 +35,25 @@ experiment = Experiment(
 @pytest.mark.parametrize(
     ("assignment", "needles"),
     [
-        ("training.lr=-1", ("lr must be more than 0", "-1")),
-        ("training.lr=0", ("lr must be more than 0",)),
+        ("training.lr=-1", ("lr must be a finite number more than 0", "-1")),
+        ("training.lr=0", ("lr must be a finite number more than 0",)),
+        ("training.lr=1e400", ("lr must be a finite number more than 0", "inf")),
         ("training.lr=[[0, 0.0], [1000, 1e-3]]", ("lr schedule", "<= 0")),
         ("training.gamma=1.5", ("gamma must be in [0, 1]", "1.5")),
         ("training.lambda_=-0.1", ("lambda_ must be in [0, 1]",)),
         ("training.clip_param=0.0", ("clip_param must be more than 0",)),
         ("training.num_epochs=0", ("num_epochs must be at least 1",)),
         ("training.minibatch_size=100000", ("minibatch_size", "train_batch_size_per_learner")),
+        ("training.minibatch_size=-5", ("minibatch_size must be at least 1",)),
+        ("training.grad_clip=-1", ("grad_clip must be more than 0",)),
+        ("evaluation.evaluation_interval=-1", ("evaluation_interval must be at least 0",)),
+        # Ray refuses a negative resource only once it runs.
+        ("resources.num_cpus_for_main_process=-1", ("num_cpus_for_main_process must be at",)),
+        # RLlib's validate() takes these; building the module raised a long traceback.
+        ("framework.framework=jax", ("framework must be 'torch'", "'jax'")),
+        ("rl_module.model_config.fcnet_hiddens=[-1]", ("fcnet_hiddens=[-1]", "at least 1")),
+        ("rl_module.model_config.fcnet_hiddens=[0]", ("fcnet_hiddens=[0]", "at least 1")),
+        ("rl_module.model_config.conv_filters=[[0, 3, 1]]", ("conv_filters=[[0, 3, 1]]",)),
     ],
 )
 def test_out_of_range_value_from_set(
@@ -81,7 +93,10 @@ def test_replay_buffer_smaller_than_train_batch(
     ("search", "needles"),
     [
         ('{"lrr": tune.loguniform(1e-5, 1e-3)}', ("'lrr' is not a key", "lr")),
-        ('{"lr": tune.uniform(-1e-3, 1e-3)}', ("lr must be more than 0", "search lr=-0.001")),
+        (
+            '{"lr": tune.uniform(-1e-3, 1e-3)}',
+            ("lr must be a finite number more than 0", "search lr=-0.001"),
+        ),
         ('{"gamma": tune.choice([0.99, 1.2])}', ("gamma must be in [0, 1]", "search gamma=1.2")),
         ('{"num_epochs": tune.choice(["many"])}', ("'num_epochs' takes values like", "'many'")),
         ('{"lr": tune.grid_search([1e-3, True])}', ("'lr' takes values like",)),
@@ -130,6 +145,29 @@ def test_object_store_storage_path_is_refused(
     monkeypatch.chdir(tmp_path)
     code = run_main(CARTPOLE, "--smoke", storage=Path("s3://bucket/rlsuite"))
     assert_rejected(capsys, code, tmp_path / "s3:", "object-store URIs are not supported")
+
+
+@pytest.mark.parametrize(
+    ("flags", "needles"),
+    [
+        (("--name", "a\nb"), ("--name 'a\\nb'", "a results folder name")),
+        (("--storage-path", ""), ("--storage-path ''", "./results")),
+    ],
+)
+def test_a_name_or_storage_path_that_is_no_folder(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    flags: tuple[str, ...],
+    needles: tuple[str, ...],
+) -> None:
+    """A newline in a folder name; an empty storage path put the results in the working
+    directory."""
+    monkeypatch.chdir(tmp_path)
+    storage = tmp_path / "results"
+    code = main([str(CARTPOLE), "--storage-path", str(storage), *flags])
+    assert_rejected(capsys, code, storage, *needles)
+    assert not list(tmp_path.iterdir())
 
 
 def test_address_where_something_else_listens_is_left_to_ray_in_seconds() -> None:

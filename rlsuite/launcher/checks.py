@@ -59,6 +59,15 @@ def check_stop(stop: Mapping[str, float]) -> None:
             raise UsageError(f"unknown stop metric '{key}'; {_suggest(key)}")
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise UsageError(f"stop value of '{key}' must be a number, got {value!r}")
+        if not math.isfinite(value):  # as --stop refuses it: a trial that never stops
+            raise UsageError(f"stop value of '{key}' must be a finite number, got {value!r}")
+
+
+def check_metric(metric: str) -> None:
+    """The metric that ranks trials names a result key, as a stop must: Tune only warns
+    about a key no result has, and the run would pick its best trial by nothing."""
+    if metrics.resolve(metric) is None:
+        raise UsageError(f"Experiment(metric={metric!r}): unknown metric; {_suggest(metric)}")
 
 
 def stops_with_budget(texts: list[str], file_stop: Mapping[str, float]) -> Mapping[str, float]:
@@ -115,7 +124,7 @@ def check_sets_not_searched(
 def check_run_name(name: str) -> None:
     """`--name` is one folder under the storage path: a path in it would put the results
     outside the storage path that was checked (`--name /tmp/x`, `--name ../x`)."""
-    if not name.strip() or name in (".", "..") or "/" in name:
+    if not name.strip() or name in (".", "..") or "/" in name or not name.isprintable():
         raise UsageError(
             f"--name {name!r}: a results folder name, not a path; choose where results go with --storage-path"
         )
@@ -140,6 +149,10 @@ def check_storage_is_a_path(storage_path: str) -> None:
     """A file system path: the suite writes the run's lock, logs and summary with file
     operations, so an object-store URI (`s3://`) would have become a local folder named
     `s3:` under the working directory, out of the other nodes' reach."""
+    if not storage_path.strip():  # else the results would land in the working directory
+        raise UsageError(
+            "--storage-path '': give the directory the results go to (default: ./results)"
+        )
     if re.match(r"[A-Za-z][\w+.-]+:/", storage_path):  # s3://, or s3:/ as a Path prints it
         raise UsageError(
             f"--storage-path {storage_path}: object-store URIs are not supported yet; give a "

@@ -81,6 +81,7 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
         checks.check_fits_locally(needed, cpus, workload.scaling_flags)
     checks.check_checkpoint_cadence(experiment)
     checks.check_stop(experiment.stop)
+    checks.check_metric(experiment.metric)
     checks.check_run_name(launch.name)
     checks.check_storage(launch.storage_path)
     check_tracking(launch.tracking)  # an MLflow server that does not answer: before Ray

@@ -15,6 +15,8 @@ BUILD_ERRORS = (
     AttributeError,
     NotImplementedError,
     UnsupportedSpaceException,
+    RuntimeError,  # torch's, for a layer it cannot make (ranges.py refuses the known ones)
+    IndexError,
 )
 """What RLlib's catalogs and modules raise for a model config or space they cannot take."""
 

@@ -30,6 +30,11 @@ COUNTS = {
 }
 """Scaling values and their least: the flags that set them refuse smaller ones, and so
 must `--set` (RLlib would start Ray and fail in the trial, or, for some, start none)."""
+AT_LEAST = {"num_cpus_for_main_process": 0, "evaluation_interval": 0, "minibatch_size": 1}
+"""Other counts and their least (RLlib would fail in the trial, or Ray refuse a negative
+resource once it runs); None, where RLlib takes it, stays "not set"."""
+LAYER_SIZES = ("lstm_cell_size", "max_seq_len")
+"""Model config sizes besides the `*_hiddens` lists and `conv_filters`."""
 SCHEDULABLE_RATES = ("lr",)
 """Above 0, as a number or along a schedule `[[timestep, value], ...]`. A schedule may end
 at 0 (annealing to zero, as CleanRL's PPO does)."""
@@ -37,6 +42,11 @@ at 0 (annealing to zero, as CleanRL's PPO does)."""
 
 def check_ranges(config: AlgorithmConfig, where: str = "") -> None:
     """UsageError naming the first value out of its range; `where` says where it came from."""
+    framework = getattr(config, "framework_str", "torch")
+    if framework != "torch":  # RLlib's validate() takes "jax" and fails building modules
+        _refuse(
+            f"framework must be 'torch' (the new API stack's RLModules), got {framework!r}", where
+        )
     for name in SCHEDULABLE_RATES:
         _check_rate(name, getattr(config, name, None), where)
     for name in UNIT_INTERVAL:
@@ -46,11 +56,15 @@ def check_ranges(config: AlgorithmConfig, where: str = "") -> None:
     clip = getattr(config, "clip_param", None)
     if _is_number(clip) and clip <= 0:
         _refuse(f"clip_param must be more than 0, got {clip}", where)
+    grad_clip = getattr(config, "grad_clip", None)
+    if _is_number(grad_clip) and not (math.isfinite(grad_clip) and grad_clip > 0):
+        _refuse(f"grad_clip must be more than 0 (None: no clipping), got {grad_clip}", where)
     epochs = getattr(config, "num_epochs", None)
     if _is_number(epochs) and epochs < 1:
         _refuse(f"num_epochs must be at least 1, got {epochs}", where)
     _check_batches(config, where)
     _check_scaling(config, where)
+    _check_layers(config, where)
 
 
 def check_search(config: AlgorithmConfig, search: Mapping[str, Any]) -> None:
@@ -72,8 +86,8 @@ def check_search(config: AlgorithmConfig, search: Mapping[str, Any]) -> None:
 
 
 def _check_rate(name: str, value: Any, where: str) -> None:
-    if _is_number(value) and value <= 0:
-        _refuse(f"{name} must be more than 0, got {value}", where)
+    if _is_number(value) and not (math.isfinite(value) and value > 0):
+        _refuse(f"{name} must be a finite number more than 0, got {value}", where)
     if isinstance(value, list | tuple):
         rates = [pair[1] for pair in value if isinstance(pair, list | tuple) and len(pair) == 2]
         early = rates[:-1] if rates else []
@@ -86,13 +100,43 @@ def _check_rate(name: str, value: Any, where: str) -> None:
 
 
 def _check_scaling(config: AlgorithmConfig, where: str) -> None:
-    for name, least in COUNTS.items():
+    for name, least in {**COUNTS, **AT_LEAST}.items():
         value = getattr(config, name, None)
         if _is_number(value) and not (math.isfinite(value) and value >= least):
             _refuse(f"{name} must be at least {least}, got {value}", where)
     seed = config.seed
     if seed is not None and not (isinstance(seed, int) and 0 <= seed <= MAX_SEED):
         _refuse(f"seed must be a whole number from 0 to {MAX_SEED:,}, got {seed!r}", where)
+
+
+def _check_layers(config: AlgorithmConfig, where: str) -> None:
+    """Layer widths, filter counts and sizes are whole numbers of at least 1: torch fails
+    on a negative width deep in the module's build, and a 0 in RLlib's index arithmetic."""
+    model = getattr(config, "model_config", None)
+    if not isinstance(model, Mapping):
+        return
+    for key, value in model.items():
+        if key.endswith("_hiddens") or key == "conv_filters":
+            sizes = _flat(value) if isinstance(value, list | tuple) else []
+        elif key in LAYER_SIZES:
+            sizes = [value] if value is not None else []
+        else:
+            continue
+        # Strings are conv_filters' paddings ("valid"); RLlib judges other kinds.
+        if any(_is_number(size) and not (isinstance(size, int) and size >= 1) for size in sizes):
+            _refuse(
+                f"rl_module.model_config {key}={value!r}: sizes must be whole numbers of at "
+                "least 1",
+                where,
+            )
+
+
+def _flat(values: list | tuple) -> list:
+    return [
+        v
+        for value in values
+        for v in (_flat(value) if isinstance(value, list | tuple) else [value])
+    ]
 
 
 def _check_batches(config: AlgorithmConfig, where: str) -> None:
