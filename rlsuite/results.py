@@ -21,14 +21,15 @@ def trial_dirs(experiment_dir: Path) -> list[Path]:
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
-    """Tune's result.json: one JSON result per line; a line cut short by a crash is skipped."""
+    """Tune's result.json: one JSON result per line; a line cut short by a crash, or
+    otherwise damaged (nested past Python's recursion limit), is skipped."""
     if not path.exists():
         return []
     results = []
     for line in path.read_text().splitlines():
         try:
             results.append(json.loads(line))
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
     return results
 

@@ -197,6 +197,15 @@ def foreign_results(results: Path) -> None:
         result_json.write_text('{"training_iteration": 1, "loss": 0.3}\n[1, 2]\n')
 
 
+def damage_numbers(results: Path) -> None:
+    """A return past float's range and a line nested past Python's recursion limit: an
+    OverflowError and a RecursionError before."""
+    huge = '{"training_iteration": 1, "env_runners": {"episode_return_mean": 1%s}}' % ("0" * 400)
+    deep = "[" * 200_000 + "]" * 200_000
+    for result_json in results.glob("PPO_*/result.json"):
+        result_json.write_text(f"{huge}\n{deep}\n")
+
+
 def damage_pbt_log(results: Path) -> None:
     (results / "pbt_global.txt").write_bytes(b"\xff\xfe" + bytes(range(256)))
 
@@ -206,6 +215,7 @@ def damage_pbt_log(results: Path) -> None:
     [
         (damage_result_json, "report", "result.json is damaged (not text)"),
         (foreign_results, "report", "no trial reports env_runners/episode_return_mean"),
+        (damage_numbers, "report", "no trial reports env_runners/episode_return_mean"),
         (damage_pbt_log, "report", "pbt_global.txt is damaged (not text)"),
         (None, "a_file", "it is a file, not a directory"),
         (None, "/proc/report", "--output /proc/report: /proc is not writable"),

@@ -66,7 +66,7 @@ class Trial:
     def series(self, key: str) -> np.ndarray:
         """Values of a metric per iteration; NaN where a result lacks it."""
         values = [lookup(result, key) for result in self.results]
-        return np.array([v if isinstance(v, int | float) else np.nan for v in values], dtype=float)
+        return np.array([_as_float(v) for v in values], dtype=float)
 
     def final_score(self, metric: str, window: FinalWindow | None = None) -> float:
         """The metric's mean over the `window` of its reported values (default: the last
@@ -269,3 +269,14 @@ def _printable(name: str) -> str:
     """A folder name whose bytes are not UTF-8 (Python keeps them as lone surrogates, which
     matplotlib cannot draw: a 176-line traceback) with those bytes shown as U+FFFD."""
     return name.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def _as_float(value: Any) -> float:
+    """A reported number as a float; NaN for anything else, and for an integer past
+    float's range (a damaged result.json line)."""
+    if not isinstance(value, int | float):
+        return np.nan
+    try:
+        return float(value)
+    except OverflowError:
+        return np.nan
