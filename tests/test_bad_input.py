@@ -131,6 +131,12 @@ def test_a_metric_no_result_has(tmp_path: Path, capsys: pytest.CaptureFixture[st
     )
 
 
+def test_a_metric_of_the_experiments_own_callbacks_passes() -> None:
+    from rlsuite.launcher.checks import check_metric
+
+    check_metric("env_runners/success_rate")  # no known metric is close: not a typo
+
+
 def test_no_experiment_attribute(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     storage = tmp_path / "results"
     code = run_main(write(tmp_path, "empty.py", "x = 1\n"), storage=storage)

@@ -64,9 +64,13 @@ def check_stop(stop: Mapping[str, float]) -> None:
 
 
 def check_metric(metric: str) -> None:
-    """The metric that ranks trials names a result key, as a stop must: Tune only warns
-    about a key no result has, and the run would pick its best trial by nothing."""
-    if metrics.resolve(metric) is None:
+    """A metric that ranks trials and is one letter or two off a known one (a typo): Tune
+    only warns about a key no result has, and the run would pick its best trial by nothing.
+    Other unknown names pass, as metrics the experiment's own callbacks may log."""
+    if metrics.resolve(metric) is not None:
+        return
+    close = difflib.get_close_matches(metric, [*metrics.BY_NAME, *metrics.STOP_KEYS], 1, 0.85)
+    if close:
         raise UsageError(f"Experiment(metric={metric!r}): unknown metric; {_suggest(metric)}")
 
 
