@@ -7,21 +7,21 @@ of per-walker ones, so the two files compare the critic's input alone. The walke
 as one RLlib agent (`joint`), so `episode_return_mean` is the team return, the sum over
 the three walkers (a fallen package costs -100 per walker).
 
-Expected: measured only at a stated budget, 12,000 env steps (the 10k steps before
-learning, then 2k of learning), seeds 0-2 (docs/benchmarks.md, `python scripts/benchmark.py
---only masac_multiwalker`, 2026-11-29): team return IQM -313.2 [-317.5, -308.7], no
-learning shows yet (sac_multiwalker.py at the same budget: -315.8 [-319.5, -308.4]). Its
-own budget is not measured here: on 2 CPUs it trains at 10.5-10.7 env steps/s once
-learning starts (4.96-5.49 with RLlib's replay buffer instead of replay from arrays),
-about 5.5 hours for 200k steps; fused Adam (2026-11-30) made it 10.9-12.3 where the same
-hour gave 9.6-10.0 without (docs/multiagent.md, "On two CPUs"). A GPU does not
-shorten it: on an H200 machine its learner on the GPU ran 16.5 env steps/s against 14.9
-on a CPU beside it, about 3.4 hours a seed; the time is in launching the update's many
-small kernels (docs/multiagent.md, "On an H200"). Method: SAC (Haarnoja et al. 2018)
+Expected: learning shows within 200k env steps. Measured on one seed only (seed 0,
+2026-11-30, 2 vCPUs, 73 min of training at 42-47 env steps/s; docs/multiagent.md, "MASAC
+learns on multiwalker"): the mean team return of the episodes that ended in each 20k
+steps rose from -309 (random actions) to -136 over 180k-200k, and 20 greedy episodes of
+the last checkpoint scored -187.3 +- 142.5 (best 31.2), against about -313 for random
+actions. Three seeds are not measured yet; the benchmark table's row (12k steps, seeds
+0-2: -313.2 [-317.5, -308.7]) is this file's before its 8 envs per runner, with one env
+it trained at 10.5-12.3 env steps/s, about 5 hours for 200k steps. A GPU does not
+shorten it: on an H200 machine (one env) its learner on the GPU ran 16.5 env steps/s
+against 14.9 on a CPU beside it; the time is in launching the update's many small
+kernels (docs/multiagent.md, "On an H200"). Method: SAC (Haarnoja et al. 2018)
 with MADDPG's centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et
 al. 2024), except that a walker's actor loss takes the other walkers' torques from the
 replay buffer (Lowe et al.'s eq. 5; BenchMARL samples them from their current actors);
-settings from CleanRL's SAC, as in sac_multiwalker.py.
+settings from CleanRL's SAC but for the replay ratio, as in sac_multiwalker.py.
 """
 
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
@@ -35,7 +35,10 @@ ENV = "sisl/multiwalker"
 config = (
     MASACConfig()
     .environment(**joint(ENV))  # all walkers as one RLlib agent, rewards kept apart
-    .env_runners(num_env_runners=1)  # as sac_multiwalker.py
+    # 8 envs a sample, as sac_multiwalker.py: one update per 8 env steps, so 32 replayed
+    # samples per env step (CleanRL's one update per step is 256; BenchMARL's off-policy
+    # default about 21), at 4x the env steps/s of one env on 2 CPUs.
+    .env_runners(num_env_runners=1, num_envs_per_env_runner=8)
     .training(
         # One policy per walker, "walker_0" to "walker_2", as in sac_multiwalker.py.
         agent_policies=agent_policies(ENV, independent(ENV)),

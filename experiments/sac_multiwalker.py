@@ -5,13 +5,15 @@ Expected: a team return above 0 (walkers keep the package up and move forward; a
 package costs -100 per walker) within about 2M env steps. Gupta et al. (2017), the
 benchmark's origin, report independent learners reaching positive returns; PettingZoo's
 reward scaling differs from theirs, so treat the number as a bar, not a published score.
-Not yet verified with this config (no full run made): on 2 CPUs it trains at 1.7-1.9 env
-steps/s once learning starts, one update of all three walkers per env step, about 30 hours
-for 200k steps (docs/multiagent.md, "On two CPUs"), so the run needs a GPU machine.
-Measured at a stated budget instead, 12,000 env steps (10k before learning, 2k of
-learning), seeds 0-2 (docs/benchmarks.md, `python scripts/benchmark.py --only
-sac_multiwalker`, 2026-11-29): team return IQM -315.8 [-319.5, -308.4]; no learning shows
-at that budget, the walkers drop the package every episode.
+Not yet verified with this config (no full run made): on 2 CPUs it trains at 9.5 env
+steps/s once learning starts (one round, 2026-11-30), one update of all three walkers per
+8 env steps, about 6 hours for 200k steps (docs/multiagent.md, "On two CPUs"); with one
+env and an update per env step it was 1.7-1.9. Measured at a stated budget instead, with
+one env, 12,000 env steps (10k before learning, 2k of learning), seeds 0-2
+(docs/benchmarks.md, `python scripts/benchmark.py --only sac_multiwalker`, 2026-11-29):
+team return IQM -315.8 [-319.5, -308.4]; no learning shows at that budget, the walkers
+drop the package every episode. masac_multiwalker.py, the same settings with centralized
+critics, learns within 200k steps on one seed.
 """
 
 from ray.rllib.algorithms.sac import SACConfig
@@ -26,7 +28,9 @@ config = (
     SACConfig()
     .environment(ENV)
     .multi_agent(**independent(ENV))  # policies "walker_0", "walker_1", "walker_2"
-    .env_runners(num_env_runners=1)
+    # 8 envs a sample: one update per 8 env steps, 32 replayed samples per env step
+    # (CleanRL's one update per step is 256; BenchMARL's off-policy default about 21).
+    .env_runners(num_env_runners=1, num_envs_per_env_runner=8)
     .training(
         actor_lr=3e-4,  # CleanRL's SAC values, as in sac_halfcheetah.py
         critic_lr=1e-3,

@@ -96,7 +96,13 @@ ROWS: tuple[Row, ...] = (
     # A stated budget, as sac_multiwalker's: the file's 10k steps before learning (about 4
     # min at 37-44 env steps/s) and 2k of learning (3 min at 10.5-10.7). Its 200k would
     # take 5.5 hours a seed on 2 CPUs and 3.4 on an H200 (docs/multiagent.md#on-two-cpus).
-    Row("masac_multiwalker", minutes=8, stop=("env_steps=12000",)),
+    Row(
+        "masac_multiwalker",
+        minutes=8,
+        stop=("env_steps=12000",),
+        changed_since="8 envs per env runner (one update per 8 env steps) since "
+        "2026-11-30; one seed of it to 200k steps: docs/multiagent.md#masac-learns-on-multiwalker",
+    ),
     # 24 trials of 100k env steps at 2,917-4,390 env steps/s (ppo_cartpole's old settings, 2026-11-24, which are optuna's), and each start.
     Row("optuna_ppo_cartpole", minutes=20),
     Row("pb2_ppo_cartpole", minutes=15),
@@ -137,7 +143,13 @@ ROWS: tuple[Row, ...] = (
     # The same stated budget as masac_multiwalker's, so the two compare the critic's input
     # alone: 2k steps of learning at 1.7-1.9 env steps/s take about 19 min. Its 200k would
     # take 30 hours a seed on 2 CPUs.
-    Row("sac_multiwalker", minutes=24, stop=("env_steps=12000",)),
+    Row(
+        "sac_multiwalker",
+        minutes=24,
+        stop=("env_steps=12000",),
+        changed_since="8 envs per env runner (one update per 8 env steps) since "
+        "2026-11-30, not measured at this budget yet",
+    ),
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
     # measured with the landing-square head (2026-11-29): 4.0-6.3 min of training a seed, which
     # stopped at 40k-60k steps (160 env steps/s), 16 min wall for 3. The file before it ran
