@@ -16,6 +16,9 @@ from rlsuite.experiment import PB2, PBT, Experiment
 from rlsuite.flags import MAX_SEED, parse_assignment
 from rlsuite.launcher import run_dirs
 
+KNOWN_NAMES = [*metrics.BY_NAME, *metrics.STOP_KEYS]
+"""Metric names a stop or a ranking metric may take, for suggestions."""
+
 
 def check_checkpoint_cadence(experiment: Experiment) -> None:
     """Under PBT an exploit copies the top trial's latest checkpoint: checkpoints must fall
@@ -69,7 +72,7 @@ def check_metric(metric: str) -> None:
     Other unknown names pass, as metrics the experiment's own callbacks may log."""
     if metrics.resolve(metric) is not None:
         return
-    close = difflib.get_close_matches(metric, [*metrics.BY_NAME, *metrics.STOP_KEYS], 1, 0.85)
+    close = difflib.get_close_matches(metric, KNOWN_NAMES, 1, 0.85)
     if close:
         raise UsageError(f"Experiment(metric={metric!r}): unknown metric; {_suggest(metric)}")
 
@@ -183,8 +186,7 @@ def _suggest(name: str) -> str:
             "that is RLlib's old API stack name, which the new stack does not report; use "
             f"{metrics.OLD_API_STACK_NAMES[name]}"
         )
-    choices = [*metrics.BY_NAME, *metrics.STOP_KEYS]
-    close = difflib.get_close_matches(name, choices, n=2, cutoff=0.5)
+    close = difflib.get_close_matches(name, KNOWN_NAMES, n=2, cutoff=0.5)
     if close:
         return f"did you mean {' or '.join(close)}?"
     return f"use one of {', '.join(metrics.BY_NAME)}"
