@@ -103,14 +103,20 @@ def test_token_authentication_stays_on(cluster: dict[str, str], storage: Path) -
     assert "export RAY_AUTH_MODE=token" in line, line
 
 
+GPU_LEARNER = ("--num-gpus-per-learner", "1")
+
+
 @pytest.mark.parametrize(
     ("flags", "needles"),
     [
+        # Each resource the cluster lacks, named in one line (one run for both, CI time).
         (
-            ("--num-env-runners", "1", "--num-cpus-per-env-runner", "4"),
-            ("one trial needs more than the cluster has: 5 CPU (cluster has 2)",),
+            (*("--num-env-runners", "1", "--num-cpus-per-env-runner", "4"), *GPU_LEARNER),
+            (
+                "one trial needs more than the cluster has: 5 CPU (cluster has 2)",
+                "1 GPU (cluster has 0)",
+            ),
         ),
-        (("--num-gpus-per-learner", "1"), ("1 GPU (cluster has 0)",)),
         # Two CPUs for the trial's main process: the cluster has two, one on each node, so
         # its placement group could never be placed and the trial waited without an end.
         (

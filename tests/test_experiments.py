@@ -29,6 +29,7 @@ from rlsuite.launcher.loader import load_experiment
 from rlsuite.multiagent.maddpg import MADDPGConfig
 from rlsuite.multiagent.policies import SHARED
 from rlsuite.multiagent.selfplay import OpponentPool
+from rlsuite.results import read_results
 from tests.helpers import RL_EXPERIMENTS, TENSORBOARD_PREFIX, smoke_trials, tensorboard_scalars
 from tests.ray_nodes import RayCluster
 from tests.smoke_matrix import smoke_matrix
@@ -44,6 +45,10 @@ SHARED_RUNS = {
 # Runs read back by `rlsuite.evaluate` here, from a relative path as a user types it, with a
 # video: the algorithms no evaluation test trains a run of.
 EVALUATED = {"qmix_spread": "QMIX's team module (the three agents as one RLlib agent)"}
+# Runs that also make test_overlapped_ppo.py's check through the launcher: overlapped sampling
+# reaches the trial and its final checkpoint, on a remote env runner with a sample request
+# still in flight when the trial ends (one run of the file for both, CI time).
+OVERLAPPED = {"ppo_atari": ("--num-env-runners", "1", "--set", "training.overlap_sampling=True")}
 
 
 @pytest.mark.parametrize("path", smoke_matrix(RL_EXPERIMENTS), ids=lambda p: p.stem)
@@ -60,8 +65,8 @@ def test_smoke_run_trains_checkpoints_and_logs(
         trials = json.loads((experiment_dir / "summary.json").read_text())["trials"]
         assert trials and all(t["status"] == "OK" for t in trials)
     else:
-        join = ("--address", ray_cluster.address)
-        trials = smoke_trials(path, storage, *join, env=ray_cluster.env)
+        flags = ("--address", ray_cluster.address, *OVERLAPPED.get(path.stem, ()))
+        trials = smoke_trials(path, storage, *flags, env=ray_cluster.env)
         experiment_dir = storage / path.stem
     for trial in trials:
         trial_dir = experiment_dir / trial["trial"]
@@ -70,6 +75,9 @@ def test_smoke_run_trains_checkpoints_and_logs(
         steps = progress[metrics.ENV_STEPS_SAMPLED_LIFETIME]
         assert steps.iloc[0] > 0 and steps.iloc[1] > steps.iloc[0]
         assert trial["checkpoint"] and Path(trial["checkpoint"]).is_dir()
+        if path.stem in OVERLAPPED:
+            rows = read_results(Path(trial["checkpoint"]).parent / "result.json")
+            assert rows[-1]["config"]["overlap_sampling"] is True
         _assert_module_restores(Path(trial["checkpoint"]), path)
         tags = tensorboard_scalars(trial_dir)
         assert TENSORBOARD_PREFIX + metrics.EPISODE_RETURN_MEAN in tags

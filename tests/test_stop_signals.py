@@ -64,38 +64,44 @@ def _iterations(storage: Path) -> list[int]:
     return [json.loads(line)["training_iteration"] for line in result.read_text().splitlines()]
 
 
-@pytest.mark.parametrize(
-    ("signum", "code", "ended"),
-    [(signal.SIGTERM, 143, "stopped by SIGTERM"), (signal.SIGINT, 130, "interrupted")],
-    ids=["sigterm", "ctrl-c"],
-)
-def test_a_stop_checkpoints_and_resume_loses_no_iteration(
-    tmp_path: Path, signum: int, code: int, ended: str
-) -> None:
+# Each stop in turn, on one run: SIGTERM on the run, then Ctrl-C on the run it resumed.
+STOPS = [(signal.SIGTERM, 143, "stopped by SIGTERM"), (signal.SIGINT, 130, "interrupted")]
+
+
+def test_a_stop_checkpoints_and_resume_loses_no_iteration(tmp_path: Path) -> None:
     """SIGTERM (a cloud's preemption notice) and Ctrl-C pause each trial at its next result,
-    which Tune checkpoints: the resumed run starts at the iteration after the last one."""
+    which Tune checkpoints: the resumed run starts at the iteration after the last one. The
+    Ctrl-C stops the run that resumed after the SIGTERM, and a last resume runs it to the
+    end: three runs where a run and its resume per signal took four (CI time)."""
     storage = tmp_path / "results"
-    flags = (*SLOW_ITERATIONS, "--stop", "training_iteration=7", "--checkpoint-every", "5")
-    driver = _start(storage, *flags)
-    seen = list(_lines_until(driver, 3))
-    sent = time.monotonic()
-    driver.send_signal(signum)
-    out, err = driver.communicate(timeout=60)
-    assert time.monotonic() - sent < 30, "a cloud kills the machine 30 s after SIGTERM"
-    assert driver.returncode == code, err
-    # The hint repeats the command that started the run: its flags shape the trials.
-    hint = shlex.join(
-        ["python", "-m", "rlsuite.run", str(CARTPOLE), *flags, "--storage-path", str(storage)]
-    )
-    assert f"{ended}: continue with  {hint} --resume" in err, err
-    if signum == signal.SIGINT:
-        assert "Ctrl-C: each trial stops at its next result with a checkpoint" in err, err
-    finished = max(seen + [int(m) for m in ITERATION_LINE.findall(out)])
+    flags = (*SLOW_ITERATIONS, "--stop", "training_iteration=10", "--checkpoint-every", "5")
+    finished = 0  # the last iteration a stopped run finished
+    for signum, code, ended in STOPS:
+        resuming = ("--resume",) if finished else ()
+        driver = _start(storage, *flags, *resuming)
+        # Three iterations into the first run, two into the resumed one.
+        seen = list(_lines_until(driver, finished + 2 if finished else 3))
+        sent = time.monotonic()
+        driver.send_signal(signum)
+        out, err = driver.communicate(timeout=60)
+        assert time.monotonic() - sent < 30, "a cloud kills the machine 30 s after SIGTERM"
+        assert driver.returncode == code, err
+        # The hint repeats the command that started the run (its flags shape the trials),
+        # with --resume added where it had none.
+        command = ["python", "-m", "rlsuite.run", str(CARTPOLE), *flags, *resuming]
+        command += ["--storage-path", str(storage)]
+        hint = shlex.join(command if resuming else [*command, "--resume"])
+        assert f"{ended}: continue with  {hint}" in err, err
+        if signum == signal.SIGINT:
+            assert "Ctrl-C: each trial stops at its next result with a checkpoint" in err, err
+        if finished:
+            assert seen[0] == finished + 1, (finished, seen)  # no finished iteration lost
+        finished = max(seen + [int(m) for m in ITERATION_LINE.findall(out)])
     resumed = run_cli(CARTPOLE, *flags, "--resume", storage=storage)
     assert resumed.returncode == 0, resumed.stderr
     first = int(ITERATION_LINE.findall(resumed.stdout)[0])
     assert first == finished + 1, (finished, resumed.stdout)  # no finished iteration lost
-    assert _iterations(storage) == list(range(1, 8))
+    assert _iterations(storage) == list(range(1, 11))
 
 
 def _ctrl_c() -> None:
