@@ -39,6 +39,9 @@ class RunOptions:
     stops: tuple[str, ...] = ()
     """`METRIC=VALUE` stop criteria that replace the experiment's (`--stop`)."""
     num_samples: int | None = None
+    no_search: bool = False
+    """Run the experiment's own config values: drop its search space and searcher (its
+    scheduler stays), so `--set` may edit a key the search would have set."""
     seed: int | None = None
     seeds: int | None = None
     """Run the config as N trials seeded SEED..SEED+N-1."""

@@ -147,6 +147,12 @@ def build_parser() -> Parser:
         help="trials to sample from the experiment's search space (population size under PBT)",
     )
     parser.add_argument(
+        "--no-search",
+        action="store_true",
+        help="run the experiment file's own config values: drop its search space and "
+        "searcher; one trial (one per seed with --seeds) unless --num-samples says more",
+    )
+    parser.add_argument(
         "--seed",
         type=non_negative_int,
         help="seed for envs, exploration, network initialisation and the experiment's searcher",

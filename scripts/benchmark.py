@@ -1,16 +1,18 @@
-"""The benchmark table, docs/benchmarks.md: every experiment in experiments/ as a row,
-measured over seeds (final score IQM with its 95% interval, mean, std, env steps, wall
-time, env steps per second, the machine, the versions, the command, a learning curve) or
-marked "not measured here"; and `--check`, a regression gate on the fast rows.
+"""The benchmark table, docs/benchmarks.md: every experiment in experiments/ as a row (and
+a few rows that run a file at a small stated budget under a name of their own), measured
+over seeds (final score IQM with its 95% interval, mean, std, env steps, wall time, env
+steps per second, the machine, the versions, the command, a learning curve) or marked
+"not measured here"; and `--check`, a regression gate on the fast rows.
 
-Each row runs as `python -m rlsuite.run experiments/NAME.py --seeds N ...` (a sweep or PBT
-population: one run per seed) into results/benchmarks/NAME, is scored with rlsuite's
-report code, and is recorded in docs/benchmarks.json; the page is written from that JSON
-and the rows (scripts/benchmarks/table.py). `--only NAME` measures NAME and keeps every
-other record. Without `--only`, every row that fits a 2-CPU machine runs, one after
-another; `--budget-minutes M` leaves out rows whose estimated minutes (seeds x the row's
-estimate) exceed M, printing a line for each. Rows that need more (a GPU, a cluster, a
-data set) run only when `--only` names them.
+Each row runs as `python -m rlsuite.run experiments/FILE.py --seeds N ...` (FILE: the
+row's NAME for most rows; a sweep or PBT population: one run per seed) into
+results/benchmarks/NAME, after the command that writes its data where it has one, is
+scored with rlsuite's report code, and is recorded in docs/benchmarks.json; the page is
+written from that JSON and the rows (scripts/benchmarks/table.py). `--only NAME` measures
+NAME and keeps every other record. Without `--only`, every row that fits a 2-CPU machine
+runs, one after another; `--budget-minutes M` leaves out rows whose estimated minutes
+(seeds x the row's estimate) exceed M, printing a line for each. Rows that need more (a
+GPU, a cluster, a data set) run only when `--only` names them.
 
 The gate: measuring a fast row (ppo_cartpole, dqn_cartpole, sac_pendulum, mappo_spread)
 also records a short run of it at its check stop (`--record-check` records only that).
@@ -50,8 +52,8 @@ def build_parser() -> Parser:
         action="append",
         choices=sorted(BY_NAME),
         metavar="NAME",
-        help="an experiment's name (its file's stem; repeatable; default: every row that "
-        "fits a 2-CPU machine)",
+        help="a row's name (its experiment file's stem, or its own for a row that runs a "
+        "file at a stated budget; repeatable; default: every row that fits a 2-CPU machine)",
     )
     parser.add_argument(
         "--seeds", type=positive_int, help=f"seeds per row (default {DEFAULT_SEEDS})"

@@ -158,6 +158,19 @@ def test_set_reads_values_as_the_fields_types() -> None:
     assert Path(str(config.data_path)).name == "2024" and config.lr == 1.0
 
 
+def test_no_search_runs_the_files_own_values_and_lets_set_edit_them() -> None:
+    """Without --no-search a `--set lr=...` is refused (the search sets lr in every trial);
+    with it the sweep is one config: the file's values, edited by `--set`."""
+    experiment = load_experiment(CIFAR)
+    assert {"lr", "weight_decay", "batch_size"} <= set(experiment.search)
+    flags = _flags("--no-search", "--num-samples", "1", "--seeds", "2", "--set", "lr=0.05")
+    own = apply_flags(experiment, flags)
+    assert own.search == {"seed": {"grid_search": [0, 1]}} and own.num_samples == 1
+    assert isinstance(own.config, SupervisedConfig) and own.scheduler == experiment.scheduler
+    assert (own.config.lr, own.config.weight_decay, own.config.batch_size) == (0.05, 5e-4, 128)
+    assert apply_flags(experiment, _flags("--no-search")).num_samples == 1  # not the file's 8
+
+
 def test_smoke_switches_to_synthetic_data_and_later_sets_still_apply() -> None:
     experiment = load_experiment(CIFAR)
     small = smoke(experiment)

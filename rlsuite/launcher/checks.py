@@ -122,9 +122,12 @@ def check_sets_not_searched(
         for key in param_keys(path):
             if key in search:
                 source = "--seeds" if key == "seed" else "the experiment's search"
+                fix = f"or change {source}"
+                if key != "seed":  # the file's own values are one flag away
+                    fix = f"change {source}, or run the file's own values with --no-search"
                 raise UsageError(
                     f"--set {path}: {source} sets '{key}' in every trial, so this edit "
-                    f"would not happen; drop the --set, or change {source}"
+                    f"would not happen; drop the --set, {fix}"
                 )
 
 

@@ -107,7 +107,9 @@ def prepare(experiment: Experiment, options: RunOptions, name: str) -> Prepared:
 
 def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
     """The experiment with `--set`, scaling, seed, stop and checkpoint flags applied."""
-    search = dict(experiment.search)
+    # --no-search: the file's own values, as one config (a `--set` of a key the search
+    # named then edits it, instead of being refused).
+    search = {} if options.no_search else dict(experiment.search)
     if (options.seeds or 1) > 1 and isinstance(experiment.scheduler, PBT | PB2):
         name, first = type(experiment.scheduler).__name__, options.seed or 0
         seeds = " ".join(str(s) for s in range(first, first + (options.seeds or 1)))
@@ -122,7 +124,7 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
     workload = workload_for(experiment.config)
     experiment = workload.apply_flags(experiment, options)
     checks.check_sets_not_searched(options.sets, search, workload.param_keys)
-    searcher = experiment.searcher
+    searcher = None if options.no_search else experiment.searcher
     if searcher is not None and options.seed is not None and not options.seeds:
         # A sweep's outcome depends on its searcher's draws as much as on its trials': one
         # `--seed` makes the whole sweep another sample (the benchmark's population rows
@@ -133,7 +135,9 @@ def apply_flags(experiment: Experiment, options: RunOptions) -> Experiment:
         search=search,
         searcher=searcher,
         stop=checks.stops_with_budget(list(options.stops), experiment.stop),
-        num_samples=options.num_samples or experiment.num_samples,
+        # --no-search: the file's own values once (copies of one config would differ in
+        # nothing but their seeds' absence), unless --num-samples asks for more.
+        num_samples=options.num_samples or (1 if options.no_search else experiment.num_samples),
         checkpoint_every=options.checkpoint_every or experiment.checkpoint_every,
         max_failures=experiment.max_failures
         if options.max_failures is None

@@ -1,5 +1,6 @@
-"""The benchmark table's rows: one per file in experiments/, what each measures, whether it
-fits a 2-CPU machine, and the `python -m rlsuite.run` commands that measure it.
+"""The benchmark table's rows: one per file in experiments/ (named as the file), a few more
+that run a file at a small stated budget under a name of their own, what each measures,
+whether it fits a 2-CPU machine, and the `python -m rlsuite.run` commands that measure it.
 
 A row measures its experiment at the file's own stop unless `stop` replaces it (a shorter
 budget stated here, where the file's own stop would take far longer than the table's runs). The estimated minutes
@@ -31,7 +32,7 @@ class Row:
     """One experiment of the table."""
 
     name: str
-    """The experiment file's stem (experiments/<name>.py)."""
+    """The row's name: its key in the records and its results folder (`--only NAME`)."""
     minutes: float
     """Estimate of one seed's minutes on 2 CPUs (a whole population for sweeps and PBT):
     it gates `--budget-minutes` and nothing else."""
@@ -39,6 +40,17 @@ class Row:
     """`--stop METRIC=VALUE` values replacing the file's stop; () measures the file's own."""
     sets: tuple[str, ...] = ()
     """`--set PATH=VALUE` edits of the experiment for the measurement."""
+    experiment: str = ""
+    """The experiment file's stem (experiments/<experiment>.py); empty: the row's name.
+    A row under another name runs that file at a budget of its own."""
+    num_samples: int | None = None
+    """`--num-samples`: trials per seed in place of the file's; None keeps the file's."""
+    flags: tuple[str, ...] = ()
+    """Other `python -m rlsuite.run` flags of the measurement (`--no-search`: the file's
+    own values, not its search's)."""
+    prepare: tuple[str, ...] = ()
+    """A command (its arguments after `python`) that writes the row's data before its runs,
+    shown before them in its command line; () for none."""
     needs: str = ""
     """Why the row does not fit a 2-CPU machine; empty when it does."""
     check_stop: tuple[str, ...] = ()
@@ -53,6 +65,10 @@ class Row:
     as the earlier file's until the row is measured again (then clear this)."""
 
     @property
+    def stem(self) -> str:
+        return self.experiment or self.name
+
+    @property
     def cpu_ok(self) -> bool:
         """Fits a 2-CPU machine in a reasonable time."""
         return not self.needs
@@ -61,11 +77,36 @@ class Row:
     def population(self) -> bool:
         """The file runs several trials (a sweep, PBT): one seed is a whole population, so
         each seed is its own run and its score is that population's best trial."""
-        return experiment_file.num_samples(self.name) > 1
+        return (self.num_samples or experiment_file.num_samples(self.stem)) > 1
 
     def measured_stop(self) -> tuple[str, ...]:
         """What the row measures: its `stop`, or the file's own stop."""
-        return self.stop or experiment_file.stop(self.name)
+        return self.stop or experiment_file.stop(self.stem)
+
+
+# resnet_cifar10.py's ResNet-18 on 2 CPUs: 3 epochs of 1,024 training images (8 steps of the
+# file's batch of 128) and 512 validation images, at 32x32.
+RESNET18_EPOCHS = 3
+RESNET18_TRAIN_IMAGES = 1024
+RESNET18_VALIDATION_IMAGES = 512
+CIFAR_FORMAT_DATA = f"{STORAGE_PATH}/data/cifar_format"  # written before the row's runs
+
+
+def resnet18_on_two_cpus(name: str, *data: str, prepare: tuple[str, ...] = ()) -> Row:
+    """resnet_cifar10.py's ResNet-18 on the `data` `--set`s: one trial a seed at the file's
+    own lr, weight decay and batch (its sweep of 8 needs a GPU), RESNET18_EPOCHS epochs.
+    Estimate: 36 ms an image to train on a core (docs/performance.md), a third of it to
+    validate, plus Ray Train's 60-80 s start-up."""
+    return Row(
+        name,
+        experiment="resnet_cifar10",
+        minutes=3.5,
+        stop=(f"epoch={RESNET18_EPOCHS}",),
+        sets=(*data, f"epochs={RESNET18_EPOCHS}"),
+        num_samples=1,
+        flags=("--no-search",),
+        prepare=prepare,
+    )
 
 
 ROWS: tuple[Row, ...] = (
@@ -137,6 +178,27 @@ ROWS: tuple[Row, ...] = (
     Row("ppo_tag", minutes=20, written_up_in=f"1M steps, seed 0, against MADDPG: {EXPERIMENTS}"),
     # 100k steps at the 315 env steps/s measured to 500k (53 min wall for 3 seeds there)
     Row("qmix_spread", minutes=6, written_up_in=f"50k steps and 500k: {QMIX}"),
+    # The synthetic set: a pattern per class plus noise (another task per seed), read as is.
+    resnet18_on_two_cpus(
+        "resnet18_synthetic",
+        "dataset=synthetic_images",
+        f"synthetic_train_size={RESNET18_TRAIN_IMAGES}",
+        f"synthetic_val_size={RESNET18_VALIDATION_IMAGES}",
+    ),
+    # Files in CIFAR-10's python format that the row writes first: the synthetic task's
+    # images (seed 0 for every seed) as uint8, read by the cifar10 loader with its crops,
+    # flips and normalisation. Nothing is downloaded.
+    resnet18_on_two_cpus(
+        "resnet18_cifar_format",
+        "dataset=cifar10",
+        f"data_path={CIFAR_FORMAT_DATA}",
+        prepare=(
+            "scripts/write_cifar_format.py",
+            CIFAR_FORMAT_DATA,
+            *("--train-images", str(RESNET18_TRAIN_IMAGES)),
+            *("--test-images", str(RESNET18_VALIDATION_IMAGES)),
+        ),
+    ),
     Row("resnet50_imagenet", minutes=6000, needs="needs 8 GPUs and ImageNet (class folders)"),
     Row("resnet_cifar10", minutes=6000, needs=f"{GPU} and {CIFAR}"),
     Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps)"),
@@ -175,6 +237,8 @@ class Commands:
     argvs: list[list[str]]
     """Each process's arguments after `python` (one process; one per seed for populations)."""
     line: str
+    prepare: list[str] | None = None
+    """The process that writes the row's data first (arguments after `python`), if any."""
 
     @property
     def names(self) -> list[str]:
@@ -186,12 +250,15 @@ def commands(row: Row, seeds: int, check: bool = False) -> Commands:
     """The commands of a row's measurement (`check`: of its `--check` run)."""
     stop = row.check_stop if check else row.stop
     name = f"{row.name}-check" if check else row.name
-    flags = [*_pairs("--stop", stop), *_pairs("--set", row.sets)]
-    head = ["-m", "rlsuite.run", f"experiments/{row.name}.py"]
+    samples = [] if row.num_samples is None else ["--num-samples", str(row.num_samples)]
+    flags = [*_pairs("--stop", stop), *_pairs("--set", row.sets), *samples, *row.flags]
+    head = ["-m", "rlsuite.run", f"experiments/{row.stem}.py"]
     tail = ["--storage-path", STORAGE_PATH, "--overwrite"]
+    prepare = list(row.prepare) or None  # first on the line too: it alone reproduces the row
+    first = f"{shlex.join(['python', *prepare])} && " if prepare else ""
     if not row.population:
         argv = [*head, "--seeds", str(seeds), *flags, "--name", name, *tail]
-        return Commands([argv], shlex.join(["python", *argv]))
+        return Commands([argv], first + shlex.join(["python", *argv]), prepare)
     argvs = [
         [*head, "--seed", str(seed), *flags, "--name", f"{name}-seed{seed}", *tail]
         for seed in range(seeds)
@@ -200,7 +267,8 @@ def commands(row: Row, seeds: int, check: bool = False) -> Commands:
     shown = shlex.join(["python", *head, "--seed", "SEED", *flags])
     shown += f" --name {name}-seedSEED {shlex.join(tail)}"
     loop = " ".join(str(seed) for seed in range(seeds))
-    return Commands(argvs, f"for s in {loop}; do {shown.replace('SEED', '$s')}; done")
+    line = f"{first}for s in {loop}; do {shown.replace('SEED', '$s')}; done"
+    return Commands(argvs, line, prepare)
 
 
 def _pairs(flag: str, values: Iterable[str]) -> list[str]:

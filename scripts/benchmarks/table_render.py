@@ -1,8 +1,8 @@
-"""docs/benchmarks.md, written from the records and the rows: every experiment is a row, a
-measured one with its figures and the command that made them, any other with its command
-and "not measured here" (and why, where it needs more than a 2-CPU machine, and where other
-runs of it are written up). No figure
-appears that is not in the records.
+"""docs/benchmarks.md, written from the records and the rows: every experiment is a row (a
+few rows run a file at a stated budget under names of their own), a measured one with its
+figures and the command that made them, any other with its command and "not measured
+here" (and why, where it needs more than a 2-CPU machine, and where other runs of it are
+written up). No figure appears that is not in the records.
 """
 
 from __future__ import annotations
@@ -46,8 +46,12 @@ def render(records: Records) -> str:
 
 
 def _header(machines: list[str]) -> list[str]:
+    own_names = ", ".join(f"`{row.name}`" for row in ROWS if row.name != row.stem)
     paragraphs = [
-        "Every experiment in `experiments/` is a row. Every number here came from a run of "
+        "Every experiment in `experiments/` is a row under its file's name. A few rows run a "
+        f"file at a smaller stated budget under a name of their own ({own_names}); the "
+        "command beside each names the file, and first writes any data the row reads "
+        "(nothing is downloaded). Every number here came from a run of "
         "the command beside it: `python scripts/benchmark.py` runs those commands and writes "
         'this page from `docs/benchmarks.json`. A row not run yet says "not measured here" '
         "and, where it needs more than a 2-CPU machine, what it needs; where other runs of "

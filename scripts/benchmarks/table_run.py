@@ -44,6 +44,8 @@ def measure(
     fails. `figure_dir`: where its learning-curve PNG goes (None: no figure), beside the
     records (docs/benchmarks/ for docs/benchmarks.json)."""
     shown = commands(row, seeds, check)
+    if shown.prepare:  # the row's data; its seconds are not the runs' wall time
+        run_child([sys.executable, *shown.prepare])
     wall_s = sum(run_child([sys.executable, *argv]).wall_s for argv in shown.argvs)
     loaded = [runs.load(ROOT / STORAGE_PATH / name) for name in shown.names]
     stop = row.check_stop if check else row.measured_stop()
