@@ -7,18 +7,16 @@ of per-walker ones, so the two files compare the critic's input alone. The walke
 as one RLlib agent (`joint`), so `episode_return_mean` is the team return, the sum over
 the three walkers (a fallen package costs -100 per walker).
 
-Expected: learning shows within 200k env steps. Measured on one seed only (seed 0,
-2026-11-30, 2 vCPUs, 73 min of training at 42-47 env steps/s; docs/multiagent.md, "MASAC
+Expected: learning shows within 200k env steps. Measured on seeds 0 and 1 (2026-11-30,
+2 vCPUs, 63-73 min of training each at 42-51 env steps/s; docs/multiagent.md, "MASAC
 learns on multiwalker"): the mean team return of the episodes that ended in each 20k
-steps rose from -309 (random actions) to -136 over 180k-200k, and 20 greedy episodes of
-the last checkpoint scored -187.3 +- 142.5 (best 31.2), against about -313 for random
-actions. Three seeds are not measured yet; the benchmark table's row (12k steps, seeds
-0-2: -313.2 [-317.5, -308.7]) is this file's before its 8 envs per runner, with one env
-it trained at 10.5-12.3 env steps/s, about 5 hours for 200k steps. A GPU does not
-shorten it: on an H200 machine (one env) its learner on the GPU ran 16.5 env steps/s
-against 14.9 on a CPU beside it; the time is in launching the update's many small
-kernels (docs/multiagent.md, "On an H200"). Method: SAC (Haarnoja et al. 2018)
-with MADDPG's centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et
+steps rose from -309 and -305 (random actions) to -136 and -71 over 180k-200k, and 20
+greedy episodes of seed 0's last checkpoint scored -187.3 +- 142.5 (best 31.2). Seed 2 is
+not run yet. At the benchmark table's 12k steps (2k of learning), seeds 0-2: -317.5
+[-319.1, -315.0], no learning yet. A GPU does not shorten it: on an H200 machine (one
+env) its learner on the GPU ran 16.5 env steps/s against 14.9 on a CPU beside it; the
+time is in launching the update's many small kernels (docs/multiagent.md, "On an
+H200"). Method: SAC (Haarnoja et al. 2018) with MADDPG's centralized critics (Lowe et al. 2017), the MASAC of BenchMARL (Bettini et
 al. 2024), except that a walker's actor loss takes the other walkers' torques from the
 replay buffer (Lowe et al.'s eq. 5; BenchMARL samples them from their current actors);
 settings from CleanRL's SAC but for the replay ratio, as in sac_multiwalker.py.

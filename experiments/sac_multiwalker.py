@@ -8,12 +8,12 @@ reward scaling differs from theirs, so treat the number as a bar, not a publishe
 Not yet verified with this config (no full run made): on 2 CPUs it trains at 9.5 env
 steps/s once learning starts (one round, 2026-11-30), one update of all three walkers per
 8 env steps, about 6 hours for 200k steps (docs/multiagent.md, "On two CPUs"); with one
-env and an update per env step it was 1.7-1.9. Measured at a stated budget instead, with
-one env, 12,000 env steps (10k before learning, 2k of learning), seeds 0-2
-(docs/benchmarks.md, `python scripts/benchmark.py --only sac_multiwalker`, 2026-11-29):
-team return IQM -315.8 [-319.5, -308.4]; no learning shows at that budget, the walkers
-drop the package every episode. masac_multiwalker.py, the same settings with centralized
-critics, learns within 200k steps on one seed.
+env and an update per env step it was 1.7-1.9. Measured at a stated budget instead,
+12,000 env steps (10k before learning, 2k of learning), seeds 0-2 (docs/benchmarks.md,
+`python scripts/benchmark.py --only sac_multiwalker`, 2026-11-30): team return IQM -273.2
+[-315.3, -192.3], per seed -312.0, -315.3 and -192.3 over its last 5 iterations: too few
+steps of learning to call a trend. masac_multiwalker.py, the same settings with
+centralized critics, learns within 200k steps on both seeds run.
 """
 
 from ray.rllib.algorithms.sac import SACConfig

@@ -95,12 +95,12 @@ CIFAR_FORMAT_DATA = f"{STORAGE_PATH}/data/cifar_format"  # written before the ro
 def resnet18_on_two_cpus(name: str, *data: str, prepare: tuple[str, ...] = ()) -> Row:
     """resnet_cifar10.py's ResNet-18 on the `data` `--set`s: one trial a seed at the file's
     own lr, weight decay and batch (its sweep of 8 needs a GPU), RESNET18_EPOCHS epochs.
-    Estimate: 36 ms an image to train on a core (docs/performance.md), a third of it to
-    validate, plus Ray Train's 60-80 s start-up."""
+    Measured 2026-11-30: 7.9 samples/s a trial, two side by side; 901-933 s wall for 3
+    seeds."""
     return Row(
         name,
         experiment="resnet_cifar10",
-        minutes=3.5,
+        minutes=5,
         stop=(f"epoch={RESNET18_EPOCHS}",),
         sets=(*data, f"epochs={RESNET18_EPOCHS}"),
         num_samples=1,
@@ -134,16 +134,10 @@ ROWS: tuple[Row, ...] = (
         written_up_in=f"1M steps, seed 0, against DDPG hunters: {EXPERIMENTS}",
     ),
     Row("mappo_spread", minutes=80, check_stop=("env_steps=64000",)),
-    # A stated budget, as sac_multiwalker's: the file's 10k steps before learning (about 4
-    # min at 37-44 env steps/s) and 2k of learning (3 min at 10.5-10.7). Its 200k would
-    # take 5.5 hours a seed on 2 CPUs and 3.4 on an H200 (docs/multiagent.md#on-two-cpus).
-    Row(
-        "masac_multiwalker",
-        minutes=8,
-        stop=("env_steps=12000",),
-        changed_since="8 envs per env runner (one update per 8 env steps) since "
-        "2026-11-30; one seed of it to 200k steps: docs/multiagent.md#masac-learns-on-multiwalker",
-    ),
+    # A stated budget, as sac_multiwalker's: the file's 10k steps before learning and 2k of
+    # learning (305 s wall for 3 seeds, 2026-11-30). Its 200k take 65-75 min a seed on 2
+    # CPUs: docs/multiagent.md#masac-learns-on-multiwalker.
+    Row("masac_multiwalker", minutes=2, stop=("env_steps=12000",)),
     # 24 trials of 100k env steps at 2,917-4,390 env steps/s (ppo_cartpole's old settings, 2026-11-24, which are optuna's), and each start.
     Row("optuna_ppo_cartpole", minutes=20),
     Row("pb2_ppo_cartpole", minutes=15),
@@ -203,15 +197,9 @@ ROWS: tuple[Row, ...] = (
     Row("resnet_cifar10", minutes=6000, needs=f"{GPU} and {CIFAR}"),
     Row("sac_halfcheetah", minutes=1500, needs=f"{GPU} (1M MuJoCo SAC steps)"),
     # The same stated budget as masac_multiwalker's, so the two compare the critic's input
-    # alone: 2k steps of learning at 1.7-1.9 env steps/s take about 19 min. Its 200k would
-    # take 30 hours a seed on 2 CPUs.
-    Row(
-        "sac_multiwalker",
-        minutes=24,
-        stop=("env_steps=12000",),
-        changed_since="8 envs per env runner (one update per 8 env steps) since "
-        "2026-11-30, not measured at this budget yet",
-    ),
+    # alone (936 s wall for 3 seeds, 2026-11-30). Its 200k would take about 6 hours a seed
+    # on 2 CPUs (9.5 env steps/s once learning starts).
+    Row("sac_multiwalker", minutes=6, stop=("env_steps=12000",)),
     Row("sac_pendulum", minutes=15, check_stop=("env_steps=10000",)),
     # measured with the landing-square head (2026-11-29): 4.0-6.3 min of training a seed, which
     # stopped at 40k-60k steps (160 env steps/s), 16 min wall for 3. The file before it ran
