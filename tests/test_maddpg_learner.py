@@ -65,12 +65,12 @@ def test_target_update_follows_tau(config_class: type) -> None:
     env.close()
 
 
-@pytest.mark.parametrize("config_class", [MADDPGConfig, MASACConfig])
-def test_actor_loss_never_moves_the_critic(config_class: type) -> None:
-    """Each optimizer gets the gradients of its own loss alone: the critics those of the TD
-    loss, though the actor loss runs through them."""
-    learner, env, batch = _learner_and_spread_batch(config_class)
-    module_id = "default_policy"
+def critic_loss_and_learner_gradients(
+    learner: Any, batch: dict[str, Any], module_id: str = "default_policy"
+) -> tuple[Any, dict[str, Any], tuple[torch.Tensor, ...], dict[int, torch.Tensor]]:
+    """One forward pass and loss of `module_id` on `batch`: the module, its forward output,
+    the critics' gradients of the TD loss alone, and the learner's gradients by parameter
+    (`id`), as `compute_gradients` gives them (test_maddpg_learners.py's workers too)."""
     module = learner.module[module_id].unwrapped()
     fwd = module.forward_train(batch)
     config = learner.config.get_config_for_module(module_id)
@@ -78,10 +78,19 @@ def test_actor_loss_never_moves_the_critic(config_class: type) -> None:
         module_id=module_id, config=config, batch=batch, fwd_out=fwd
     )
     critic_loss = learner._temp_losses[(module_id, CRITIC)]
-    critic_params = list(module.critics.parameters())
-    expected = torch.autograd.grad(critic_loss, critic_params, retain_graph=True)
+    local = torch.autograd.grad(critic_loss, list(module.critics.parameters()), retain_graph=True)
     grads = learner.compute_gradients({module_id: loss})
-    by_param = {id(learner._params[ref]): grad for ref, grad in grads.items()}
+    return module, fwd, local, {id(learner._params[ref]): grad for ref, grad in grads.items()}
+
+
+@pytest.mark.parametrize("config_class", [MADDPGConfig, MASACConfig])
+def test_actor_loss_never_moves_the_critic(config_class: type) -> None:
+    """Each optimizer gets the gradients of its own loss alone: the critics those of the TD
+    loss, though the actor loss runs through them."""
+    learner, env, batch = _learner_and_spread_batch(config_class)
+    module_id = "default_policy"
+    module, fwd, expected, by_param = critic_loss_and_learner_gradients(learner, batch)
+    critic_params = list(module.critics.parameters())
     for parameter, grad in zip(critic_params, expected, strict=True):
         torch.testing.assert_close(by_param[id(parameter)], grad)
     actor_grads = [by_param[id(p)] for p in module.actors.parameters()]

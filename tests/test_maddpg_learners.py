@@ -18,9 +18,8 @@ import sys
 import torch
 import torch.distributed as dist
 sys.path.insert(0, {tests!r})
-from test_maddpg_learner import _learner_and_spread_batch
+from test_maddpg_learner import _learner_and_spread_batch, critic_loss_and_learner_gradients
 from rlsuite.multiagent.maddpg import MADDPGConfig, MASACConfig
-from rlsuite.multiagent.maddpg.learner import CRITIC
 
 rank = int(sys.argv[1])
 dist.init_process_group("gloo", init_method={store!r}, rank=rank, world_size=2)
@@ -29,19 +28,8 @@ for name, config_class in (("MADDPG", MADDPGConfig), ("MASAC", MASACConfig)):
     learner, env, batch = _learner_and_spread_batch(config_class, num_learners=2)
     generator = torch.Generator().manual_seed(rank + 1)  # each learner its own batch
     batch["actions"] = torch.rand(batch["actions"].shape, generator=generator) * 2 - 1
-    module_id = "default_policy"
-    module = learner.module[module_id].unwrapped()
-    fwd = module.forward_train(batch)
-    config = learner.config.get_config_for_module(module_id)
-    loss = learner.compute_loss_for_module(
-        module_id=module_id, config=config, batch=batch, fwd_out=fwd
-    )
+    module, _, local, by_param = critic_loss_and_learner_gradients(learner, batch)
     critic = list(module.critics.parameters())
-    local = torch.autograd.grad(
-        learner._temp_losses[(module_id, CRITIC)], critic, retain_graph=True
-    )
-    grads = learner.compute_gradients({{module_id: loss}})
-    by_param = {{id(learner._params[ref]): grad for ref, grad in grads.items()}}
     gradients[name] = {{"local": list(local), "group": [by_param[id(p)] for p in critic]}}
     env.close()
 torch.save(gradients, sys.argv[2])
