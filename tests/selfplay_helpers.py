@@ -1,5 +1,5 @@
-"""Self-play test helpers: a smoke-sized self-play Algorithm, and the check that env
-runners act with a module's learner weights."""
+"""Self-play test helpers: the Connect Four experiment's seats and league, a smoke-sized
+self-play Algorithm, and the check that env runners act with a module's learner weights."""
 
 from __future__ import annotations
 
@@ -7,7 +7,11 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
-from tests.helpers import local_ray
+from tests.helpers import ROOT, local_ray
+
+EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
+SEATS = ("player_0", "player_1")
+LEAGUE = ("heuristic",)  # the experiment's fixed pool member
 
 
 @contextlib.contextmanager

@@ -26,12 +26,13 @@ from rlsuite.multiagent.selfplay import (
 )
 from rlsuite.results import lookup
 from tests.helpers import ROOT
-from tests.selfplay_helpers import assert_runners_act_with, selfplay_algorithm
-
-EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
-SEATS = ("player_0", "player_1")
-LEAGUE = ("heuristic",)  # the experiment's fixed pool member
-
+from tests.selfplay_helpers import (
+    EXPERIMENT,
+    LEAGUE,
+    SEATS,
+    assert_runners_act_with,
+    selfplay_algorithm,
+)
 
 # A real Algorithm: one smoke-sized iteration, then a snapshot forced by a win rate of 1.
 

@@ -24,11 +24,7 @@ from rlsuite.multiagent.selfplay import (
     pool_modules,
     selfplay_callback,
 )
-from tests.helpers import ROOT
-
-EXPERIMENT = ROOT / "experiments" / "selfplay_connect4.py"
-SEATS = ("player_0", "player_1")
-LEAGUE = ("heuristic",)  # the experiment's fixed pool member
+from tests.selfplay_helpers import EXPERIMENT, LEAGUE, SEATS
 
 
 def test_each_game_pits_the_learner_against_one_pool_member() -> None:
