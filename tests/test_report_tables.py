@@ -15,7 +15,7 @@ import pytest
 
 from rlsuite import metrics
 from rlsuite.report import main as report_main
-from rlsuite.reporting import figures, formatting, markdown, runs, stats
+from rlsuite.reporting import figures, formatting, markdown, runs, stats, sweep
 from tests.helpers import ROOT, nested
 
 
@@ -212,3 +212,35 @@ def test_curves_of_trials_whose_env_steps_go_backwards() -> None:
     grid, mean, low, high = stats.curve_band([x, x + 0.0], [y, y + 0.0], points=7)
     assert grid[-1] == 300 and mean[-1] == pytest.approx(3.1)
     assert np.all(np.diff(mean) >= 0) and np.allclose(low, mean) and np.allclose(high, mean)
+
+
+def test_seeds_whose_params_name_one_function_at_two_addresses_are_no_sweep(
+    tmp_path: Path,
+) -> None:
+    """A resumed trial rewrites params.json in a new process, where RLlib's default
+    policy_mapping_fn has another address: the seeds are still one config."""
+
+    def trial(seed: int, address: str, lr: float = 1e-3) -> runs.Trial:
+        params = {
+            "seed": seed,
+            "lr": lr,
+            "policy_mapping_fn": f"<function AlgorithmConfig.DEFAULT_POLICY_MAPPING_FN at {address}>",
+        }
+        result = {metrics.TRAINING_ITERATION: 1, metrics.EPISODE_RETURN_MEAN: float(seed)}
+        return runs.Trial(f"PPO_{seed}", params, [nested(result)])
+
+    seeds = runs.Config(
+        "seeds",
+        tmp_path,
+        metrics.EPISODE_RETURN_MEAN,
+        [trial(0, "0x7f23dba944a0"), trial(1, "0x7fcdc0e944a0")],
+    )
+    assert sweep.searched_keys(seeds) == []
+    assert sweep.section(seeds, tmp_path) == []
+    searched = runs.Config(
+        "lrs",
+        tmp_path,
+        metrics.EPISODE_RETURN_MEAN,
+        [trial(0, "0x7f23dba944a0"), trial(1, "0x7fcdc0e944a0", lr=1e-4)],
+    )
+    assert sweep.searched_keys(searched) == ["lr"]

@@ -7,6 +7,7 @@ it. Trials count in the order they finished (the order a searcher learnt from th
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,11 @@ from rlsuite.reporting.runs import Config, Trial
 IGNORED = ("seed",)
 """Keys that differ between trials without being searched (`--seeds`)."""
 
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+"""The memory address in a default repr ("<function f at 0x7f...>"), as params.json keeps a
+function such as RLlib's default policy_mapping_fn: each process that writes the file (a
+trial resumed, seeds run apart) gives the same function another address."""
+
 
 def searched_keys(config: Config) -> list[str]:
     """Top-level config values (numbers, strings) that differ between trials, seeds aside."""
@@ -26,6 +32,8 @@ def searched_keys(config: Config) -> list[str]:
     for trial in config.trials:
         for key, value in trial.params.items():
             if isinstance(value, int | float | str) and key not in IGNORED:
+                if isinstance(value, str):
+                    value = ADDRESS.sub("", value)
                 values.setdefault(key, set()).add(value)
     return sorted(k for k, v in values.items() if len(v) > 1)
 
