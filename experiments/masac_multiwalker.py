@@ -7,12 +7,14 @@ of per-walker ones, so the two files compare the critic's input alone. The walke
 as one RLlib agent (`joint`), so `episode_return_mean` is the team return, the sum over
 the three walkers (a fallen package costs -100 per walker).
 
-Expected: learning shows within 200k env steps. Measured on seeds 0 and 1 (2026-11-30,
-2 vCPUs, 63-73 min of training each at 42-51 env steps/s; docs/multiagent.md, "MASAC
-learns on multiwalker"): the mean team return of the episodes that ended in each 20k
-steps rose from -309 and -305 (random actions) to -136 and -71 over 180k-200k, and 20
-greedy episodes of seed 0's last checkpoint scored -187.3 +- 142.5 (best 31.2). Seed 2 is
-not run yet. At the benchmark table's 12k steps (2k of learning), seeds 0-2: -317.5
+Expected: learning shows within 200k env steps. Measured on seeds 0-2 (2026-11-30 and
+12-01, 2 vCPUs, 63-73 min of training each at 42-51 env steps/s; docs/multiagent.md,
+"MASAC learns on multiwalker"): the mean team return of the episodes that ended in each
+20k steps rose from -309 and -305 (random actions) to -136 and -71 over 180k-200k on
+seeds 0 and 1; seed 2 only started to (-300 to -297); team return IQM over the last 20k
+steps -168.2 [-300.9, -68.6]. The suite's PPO with one shared policy got -54.8 [-104.0,
+-6.9] at the same 200k steps, at 6.7x the env steps/s (docs/multiagent.md, "PPO at equal
+env steps"). At the benchmark table's 12k steps (2k of learning), seeds 0-2: -317.5
 [-319.1, -315.0], no learning yet. A GPU does not shorten it: on an H200 machine (one
 env) its learner on the GPU ran 16.5 env steps/s against 14.9 on a CPU beside it; the
 time is in launching the update's many small kernels (docs/multiagent.md, "On an
