@@ -7,12 +7,18 @@ The one place that knows Tune's files (`params.json`, `result.json`, `error.txt`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 ERROR_FILE = "error.txt"
 """What Tune writes into a trial's folder when the trial fails: its traceback."""
+
+ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+"""The memory address in a default repr ("<function f at 0x7f...>"), as params.json keeps
+a function such as RLlib's default policy_mapping_fn: each process that writes the file
+(a trial resumed, seeds run apart) gives the same object another address."""
 
 
 def trial_dirs(experiment_dir: Path) -> list[Path]:

@@ -125,10 +125,9 @@ class Result:
             )
         for variant, values in self.seconds.items():
             figure = f"{statistics.median(values):.3f}{spread_note(values, '{:.3f}'.format)}"
-            speedup = ratio_text(self.speedup(variant), ".2f")
-            if self.speedup(variant) is not None:
-                speedup += "x float32's speed"
-            lines.append(f"  {variant:22s} {figure:22s} {speedup}")
+            ratio = self.speedup(variant)
+            speedup = "" if ratio is None else "x float32's speed"
+            lines.append(f"  {variant:22s} {figure:22s} {ratio_text(ratio, '.2f')}{speedup}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from ray.tune.utils.util import SafeFallbackEncoder
 from rlsuite.errors import UsageError
 from rlsuite.launcher.resume_settings import FRESH, RunSettings, check_same_settings
 from rlsuite.launcher.run_dirs import STATE_GLOB
+from rlsuite.results import ADDRESS
 
 SHOWN = 3
 """Differences named in the line; the rest are counted."""
@@ -127,7 +128,7 @@ class _Constants(SafeFallbackEncoder):
     def default(self, value: Any) -> Any:
         if isinstance(value, type):
             return str(value)  # a class reads the same in every process
-        if dataclasses.is_dataclass(value) and " at 0x" not in str(value):
+        if dataclasses.is_dataclass(value) and not ADDRESS.search(str(value)):
             # As Tune writes it (its repr): a DefaultModelConfig of numbers and lists reads
             # the same in every process, one holding a function does not.
             return str(value)

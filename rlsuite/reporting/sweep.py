@@ -7,7 +7,6 @@ it. Trials count in the order they finished (the order a searcher learnt from th
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +15,10 @@ import numpy as np
 from rlsuite.reporting import figures
 from rlsuite.reporting.formatting import number, setting
 from rlsuite.reporting.runs import Config, Trial
+from rlsuite.results import ADDRESS
 
 IGNORED = ("seed",)
 """Keys that differ between trials without being searched (`--seeds`)."""
-
-ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
-"""The memory address in a default repr ("<function f at 0x7f...>"), as params.json keeps a
-function such as RLlib's default policy_mapping_fn: each process that writes the file (a
-trial resumed, seeds run apart) gives the same function another address."""
 
 
 def searched_keys(config: Config) -> list[str]:
